@@ -1,0 +1,45 @@
+"""What the user asks for: one Linear -> GroupNorm -> LeakyReLU -> x+x layer of given sizes."""
+import dataclasses
+import math
+
+
+class SpecError(ValueError):
+    """A spec that no module can be generated for; the message says what was expected."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    input_size: int
+    hidden_size: int
+    num_groups: int
+    eps: float = 1e-5
+    negative_slope: float = 0.01
+
+    def __post_init__(self):
+        for field in ("input_size", "hidden_size", "num_groups"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise SpecError(f"{field} must be an int, got {value!r} ({type(value).__name__})")
+            if value <= 0:
+                raise SpecError(f"{field} must be a positive int, got {value}")
+        if self.hidden_size % self.num_groups:
+            raise SpecError(
+                f"hidden_size ({self.hidden_size}) must be divisible by num_groups ({self.num_groups}); "
+                f"divisors near it: {_near_divisors(self.hidden_size, self.num_groups)}")
+        for field in ("eps", "negative_slope"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise SpecError(f"{field} must be a finite number, got {value!r}")
+        if self.eps <= 0:
+            raise SpecError(f"eps must be positive, got {self.eps}")
+
+    @property
+    def group_width(self) -> int:
+        """Channels in one group."""
+        return self.hidden_size // self.num_groups
+
+
+def _near_divisors(n, k):
+    divisors = sorted({d for i in range(1, math.isqrt(n) + 1) if n % i == 0 for d in (i, n // i)},
+                      key=lambda d: (abs(d - k), d))
+    return sorted(divisors[:4])

@@ -1,0 +1,151 @@
+"""GPU tests: the generated module against the fp64/fp32 PyTorch reference. Skipped without CUDA and nvcc.
+
+FUSEGEN_GPU_EXAMPLES sets the number of hypothesis examples (default 100).
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+from helpers import HEADLINE, REPO, compare_with_reference, gpu_available, import_file
+
+import fusegen
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
+
+# Group widths the property test draws from: one channel, odd, the headline's 16, exactly one tile, wider than
+# a tile and not a multiple of it, three tiles. Each is one build (sizes are run-time values), so a run of 100
+# examples compiles six extensions.
+GROUP_WIDTHS = (1, 3, 16, 128, 200, 384)
+EXAMPLES = int(os.environ.get("FUSEGEN_GPU_EXAMPLES", "100"))
+
+
+@pytest.fixture(scope="session")
+def module_dir(tmp_path_factory):
+    os.environ["FUSEGEN_POISON"] = "1"  # generated modules read it at import: unwritten outputs become NaN
+    return tmp_path_factory.mktemp("generated")
+
+
+_MODULES = {}
+
+
+def dynamic_module(spec, out_dir):
+    """Generated module for `spec` with run-time sizes: all specs of one group width share one build."""
+    if spec not in _MODULES:
+        _MODULES[spec] = import_file(fusegen.write_module(fusegen.plan(spec, fixed_sizes=False), out_dir))
+    return _MODULES[spec]
+
+
+@pytest.fixture(scope="session")
+def prebuilt(module_dir):
+    """Build every group width's extension at once, one process each, so compiles overlap."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    procs = []
+    for gw in GROUP_WIDTHS:
+        path = fusegen.write_module(fusegen.plan(fusegen.Spec(8, gw, 1), fixed_sizes=False), module_dir)
+        code = ("import importlib.util, sys; s = importlib.util.spec_from_file_location('m', sys.argv[1]); "
+                "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); m._kernels()")
+        procs.append((gw, subprocess.Popen([sys.executable, "-c", code, str(path)], env=env,
+                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+    for gw, proc in procs:
+        out, _ = proc.communicate(timeout=900)
+        assert proc.returncode == 0, f"build for group width {gw} failed:\n{out}"
+    return module_dir
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=False, print_blob=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_random_shapes_match_fp64_reference(data, prebuilt):
+    gw = data.draw(st.sampled_from(GROUP_WIDTHS), label="group width")
+    groups = data.draw(st.one_of(st.just(1), st.integers(1, 8), st.integers(1, max(1, 8192 // gw))), label="groups")
+    input_size = data.draw(st.one_of(st.integers(1, 16), st.integers(1, 8192),
+                                     st.sampled_from([1, 3, 127, 129, 4097, 8191, 8192])), label="input")
+    batch = data.draw(st.one_of(st.integers(1, 16), st.integers(1, 2048), st.sampled_from([1, 127, 129, 2048])),
+                      label="batch")
+    seed = data.draw(st.integers(0, 2**31 - 1), label="seed")
+    assume(batch * gw > 1)  # the reference's GroupNorm refuses a single value a group
+    spec = fusegen.Spec(input_size=input_size, hidden_size=gw * groups, num_groups=groups)
+    compare_with_reference(dynamic_module(spec, prebuilt).ModelNew, spec, batch, seed)
+
+
+def _headline_module():
+    files = sorted((REPO / "generated").glob("lin_gn_lrelu2_i8192_h8192_g512_*.py"))
+    assert len(files) == 1, f"expected one committed headline module, found {files}"
+    return import_file(files[0])
+
+
+def test_headline_committed_module(module_dir):
+    report = compare_with_reference(_headline_module().ModelNew, HEADLINE, batch=1024, seed=1234)
+    print("headline rel. errors (ours, fp32 reference):", report)
+
+
+def test_gradients_are_deterministic(prebuilt):
+    spec = fusegen.Spec(input_size=300, hidden_size=16 * 40, num_groups=40)
+    module = dynamic_module(spec, prebuilt)
+    torch.manual_seed(0)
+    model = module.ModelNew(300, 640, 40).cuda()
+    x = torch.rand(257, 300, device="cuda", requires_grad=True)
+    grad = torch.randn(257, 640, device="cuda")
+    runs = []
+    for _ in range(2):
+        model.zero_grad(set_to_none=True)
+        x.grad = None
+        model(x).backward(grad)
+        runs.append([x.grad.clone()] + [p.grad.clone() for p in model.parameters()])
+    for a, b in zip(*runs):
+        assert torch.equal(a, b), "same inputs gave different gradients"
+
+
+def test_noncontiguous_input_and_expanded_grad(prebuilt):
+    spec = fusegen.Spec(input_size=96, hidden_size=200 * 2, num_groups=2)
+    module = dynamic_module(spec, prebuilt)
+    torch.manual_seed(1)
+    model = module.ModelNew(96, 400, 2).cuda()
+    base = torch.rand(96, 130, device="cuda")
+    x_t = base.t()  # (130, 96), column-major
+    assert not x_t.is_contiguous()
+    x_c = x_t.contiguous()
+    a, b = base.clone().requires_grad_(), x_c.clone().requires_grad_()
+    out_t = model(a.t())
+    out_c = model(b)
+    assert torch.equal(out_t, out_c)
+    out_t.sum().backward()  # grad_out is an expanded tensor with stride 0
+    g_t = [a.grad.t().clone()] + [p.grad.clone() for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    out_c.backward(torch.ones_like(out_c))
+    g_c = [b.grad] + [p.grad for p in model.parameters()]
+    for u, v in zip(g_t, g_c):
+        assert torch.allclose(u, v, rtol=1e-6, atol=1e-6)
+
+
+def test_inference_matches_training_forward_and_empty_batch(prebuilt):
+    spec = fusegen.Spec(input_size=64, hidden_size=3 * 5, num_groups=5)
+    module = dynamic_module(spec, prebuilt)
+    model = module.ModelNew(64, 15, 5).cuda()
+    x = torch.rand(33, 64, device="cuda")
+    with torch.no_grad():
+        y0 = model(x)
+    assert torch.equal(y0, model(x))
+    empty = torch.rand(0, 64, device="cuda", requires_grad=True)
+    out = model(empty)
+    assert out.shape == (0, 15)
+    out.sum().backward()
+    assert torch.equal(model.fc.weight.grad, torch.zeros_like(model.fc.weight))
+    assert torch.equal(model.gn.bias.grad, torch.zeros_like(model.gn.bias))
+
+
+def test_module_refuses_other_sizes_and_bad_input(prebuilt):
+    module = dynamic_module(fusegen.Spec(input_size=32, hidden_size=16, num_groups=1), prebuilt)
+    with pytest.raises(ValueError, match="fusegen render --input 32 --hidden 32 --groups 2"):
+        module.ModelNew(32, 32, 2)
+    model = module.ModelNew(32, 16, 1).cuda()
+    with pytest.raises(ValueError, match=r"shape \(batch, 32\)"):
+        model(torch.rand(4, 31, device="cuda"))
+    with pytest.raises(TypeError, match="float32"):
+        model(torch.rand(4, 32, device="cuda", dtype=torch.float64))
+    with pytest.raises(ValueError, match="CUDA"):
+        model(torch.rand(4, 32))
