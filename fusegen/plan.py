@@ -44,6 +44,7 @@ class Plan:
     mainloop: str  # template name: mainloop_<mainloop>.cuh.j2
     tile: GemmTile  # used by the forward GEMM and both backward GEMMs
     group_strategy: str  # TILE_LOCAL or TWO_STAGE
+    promote_every_k: int  # add the running accumulators into a separate fp32 sum every this many k (0: never)
     lanes_per_group: int  # a sub-warp of this many lanes owns one (row, group) in the per-group stages
     pieces_per_group: int  # TWO_STAGE: most output tiles one group can touch (partial-statistics slots)
     fixed_sizes: bool  # input and hidden sizes are compile-time constants (the batch never is)
@@ -66,7 +67,7 @@ class Plan:
         """Readable name of the compiled specialization; specs that share it share one build."""
         sizes = f"_i{self.spec.input_size}_h{self.spec.hidden_size}" if self.fixed_sizes else ""
         strategy = "tile" if self.group_strategy == TILE_LOCAL else "2stage"
-        return f"fg_{self.mainloop}_{self.tile.name}_gw{self.group_width}_{strategy}{sizes}"
+        return f"fg_{self.mainloop}_{self.tile.name}p{self.promote_every_k}_gw{self.group_width}_{strategy}{sizes}"
 
     @property
     def module_name(self) -> str:
@@ -106,6 +107,10 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: GemmTile = None) -> Plan
         strategy = TWO_STAGE
         # a run of gw columns starting anywhere inside a tile touches at most this many tiles
         pieces = (gw + 2 * tile.block_n - 2) // tile.block_n
-    return Plan(spec=spec, mainloop="simt_fp32", tile=tile, group_strategy=strategy,
+    # Two-level summation: each thread's FMA chain restarts every PROMOTE_K of the reduction and is added into
+    # a total kept in shared memory. The rounding error then grows with K/64 + 64 rather than K, which keeps our
+    # fp32 GEMM at least as accurate as cuBLAS's (split) reductions at every K, for ~5% more instructions.
+    promote = 64 if 64 % tile.block_k == 0 else 0
+    return Plan(spec=spec, mainloop="simt_fp32", tile=tile, group_strategy=strategy, promote_every_k=promote,
                 lanes_per_group=min(32, _next_pow2(gw)), pieces_per_group=pieces,
                 fixed_sizes=fixed_sizes, fusegen_version=__version__)
