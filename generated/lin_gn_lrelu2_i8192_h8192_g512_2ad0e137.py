@@ -1069,9 +1069,14 @@ def load_extension(name, cpp_source, cuda_source=None, *, fusegen_version,
 # ---------------------------------------------------------------------------------------------------------
 # The layer
 # ---------------------------------------------------------------------------------------------------------
+_KERNELS = []  # the loaded extension, once: hashing the sources on every call would cost each forward
+
+
 def _kernels():
-    return load_extension(KERNEL_URI, _CPP_SOURCE, _CUDA_SOURCE, fusegen_version=FUSEGEN_VERSION,
-                          extra_cuda_cflags=CUDA_FLAGS, extra_cflags=CXX_FLAGS)
+    if not _KERNELS:
+        _KERNELS.append(load_extension(KERNEL_URI, _CPP_SOURCE, _CUDA_SOURCE, fusegen_version=FUSEGEN_VERSION,
+                                       extra_cuda_cflags=CUDA_FLAGS, extra_cflags=CXX_FLAGS))
+    return _KERNELS[0]
 
 
 def _new(like, *shape):
