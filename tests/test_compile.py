@@ -1,0 +1,146 @@
+"""Every distinct CUDA source the planner can emit compiles (sm_80 and sm_90) with no register spills, and the C++
+binding compiles against the CPU torch headers. Runs the real compilers; no GPU needed.
+
+The planner's variant_key names the structural choices (strategy, tile, fixed sizes); within one key the emitted
+code still changes shape with the sub-warp width (LANES: the shuffle trees) and, with fixed sizes, with whether K
+is a multiple of the k slice (the forward mainloop drops its k bounds checks). One representative is compiled per
+(variant_key, lanes_per_group, even K): each distinct shape once.
+"""
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+
+from helpers import HEADLINE
+
+import fusegen
+from fusegen.plan import TILE_LOCAL, TWO_STAGE
+
+pytestmark = pytest.mark.slow
+
+ARCHS = ("-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90")
+
+GROUP_WIDTHS = sorted({1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 96, 100, 127, 128, 129,
+                       200, 255, 256, 257, 384, 512, 1000, 1023, 1024, 2048, 4095, 4096})
+GROUPS = (64, 8, 3, 1)
+INPUTS = (8192, 4096, 1000, 4095, 7, 1)
+
+
+def _find_nvcc():
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    fallback = pathlib.Path("/usr/local/cuda/bin/nvcc")
+    return str(fallback) if fallback.is_file() and os.access(str(fallback), os.X_OK) else None
+
+
+NVCC = _find_nvcc()
+
+
+def _shape_key(p):
+    even_k = p.fixed_sizes and p.spec.input_size % p.tile.block_k == 0
+    return (p.variant_key, p.lanes_per_group, even_k)
+
+
+def _all_plans():
+    for gw in GROUP_WIDTHS:
+        for groups in GROUPS:
+            for input_size in INPUTS:
+                for fixed in (False, True):
+                    yield fusegen.plan(fusegen.Spec(input_size, gw * groups, groups), fixed_sizes=fixed)
+
+
+def _representatives():
+    reps = {}
+    for p in _all_plans():
+        reps.setdefault(_shape_key(p), p)
+    return reps
+
+
+REPRESENTATIVES = _representatives()
+
+
+def _case_id(p):
+    if p == fusegen.plan(HEADLINE):
+        return "headline"
+    sizes = (f"fixed-i{p.spec.input_size}-h{p.spec.hidden_size}" if p.fixed_sizes else "dynamic")
+    return f"{p.group_strategy}-lanes{p.lanes_per_group}-gw{p.group_width}-{sizes}"
+
+
+# plus the committed headline module's own source (what ships), if its representative is another spec
+CASES = sorted(REPRESENTATIVES.values(), key=_case_id)
+if fusegen.plan(HEADLINE) not in CASES:
+    CASES.append(fusegen.plan(HEADLINE))
+
+
+def test_variant_grid_covers_every_structure():
+    keys = {k[0] for k in REPRESENTATIVES}
+    assert len(keys) >= 4, keys
+    assert {(k[2], k[3]) for k in keys} >= {(s, f) for s in (TILE_LOCAL, TWO_STAGE) for f in (False, True)}
+    for strategy in (TILE_LOCAL, TWO_STAGE):
+        lanes = {p.lanes_per_group for p in CASES if p.group_strategy == strategy}
+        assert 32 in lanes and min(lanes) < 32, (strategy, lanes)
+    # the headline's shape is among those compiled
+    assert _shape_key(fusegen.plan(HEADLINE)) in REPRESENTATIVES
+
+
+def _ptxas_report(stderr):
+    """[(function, arch, stack, spill stores, spill loads)] from `-Xptxas -v` output."""
+    rows = []
+    current = None
+    for line in stderr.splitlines():
+        m = re.search(r"Compiling entry function '(\S+)' for '(sm_\d+)'", line)
+        if m:
+            current = m.groups()
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m:
+            rows.append((current,) + tuple(int(x) for x in m.groups()))
+    return rows
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH or /usr/local/cuda/bin/nvcc)")
+@pytest.mark.parametrize("p", CASES, ids=_case_id)
+def test_cuda_source_compiles_without_spills(p, tmp_path):
+    source = fusegen.render_cuda(p)
+    cu = tmp_path / "kernels.cu"
+    cu.write_text(source)
+    cmd = [NVCC, *ARCHS, "-O3", "-c", str(cu), "-o", str(tmp_path / "kernels.o"), "-Xptxas", "-v"]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert r.returncode == 0, f"nvcc failed for {p.spec} (fixed_sizes={p.fixed_sizes}):\n{r.stdout[-6000:]}"
+    report = _ptxas_report(r.stdout)
+    functions = {row[0] for row in report}
+    # forward, grad_input, grad_weight, two backward epilogue kernels (+ the normalize kernel for two-stage),
+    # each for both archs
+    expected = 6 if p.group_strategy == TWO_STAGE else 5
+    assert len(functions) == 2 * expected, (functions, r.stdout[-3000:])
+    assert {f[1] for f in functions} == {"sm_80", "sm_90"}
+    bad = [f"{fn} ({arch}): {stack} B stack, {stores} B spill stores, {loads} B spill loads"
+           for (fn, arch), stack, stores, loads in report if stack or stores or loads]
+    assert not bad, f"register spills / stack for {p.spec} (fixed_sizes={p.fixed_sizes}):\n" + "\n".join(bad)
+
+
+def test_cuda_source_includes_no_torch_headers():
+    for p in CASES:
+        source = fusegen.render_cuda(p)
+        for bad in ("#include <c10/cuda", "#include <ATen/cuda", "#include <torch/", "#include <ATen/",
+                    "#include <c10/"):
+            assert bad not in source, (bad, _case_id(p))
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
+def test_binding_compiles_against_cpu_torch_headers(tmp_path):
+    from torch.utils import cpp_extension
+
+    cpp = tmp_path / "binding.cpp"
+    cpp.write_text(fusegen.render_binding(fusegen.plan(HEADLINE)))
+    includes = list(cpp_extension.include_paths()) + [sysconfig.get_paths()["include"]]
+    cmd = ["g++", "-std=c++20", "-fsyntax-only", "-DTORCH_EXTENSION_NAME=fusegen_binding_check"]
+    cmd += [f"-I{d}" for d in includes] + [str(cpp)]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert r.returncode == 0, f"g++ failed on the binding:\n{r.stderr[-6000:]}"

@@ -1,0 +1,495 @@
+"""CPU tests of the front end: Spec validation, the planner, rendering, and the generated module (no GPU).
+
+The generated modules are imported and constructed here, never run: forward needs CUDA. Importing one must
+compile nothing (checked with an empty FUSEGEN_CACHE_DIR).
+"""
+import ast
+import dataclasses
+import math
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+import pytest
+import torch
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from helpers import HEADLINE, REFERENCE_FILE, REPO, import_file, reference_namespace
+
+import fusegen
+from fusegen.plan import TILE_LOCAL, TWO_STAGE
+
+SHARED_REFERENCE = REPO.parent / "shared" / "reference" / "reference_model.py"
+REFERENCE_NAMES = ("Model", "get_inputs", "get_init_inputs")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Spec validation
+# --------------------------------------------------------------------------------------------------------------
+
+def test_valid_spec_and_group_width():
+    s = fusegen.Spec(100, 96, 12)
+    assert (s.input_size, s.hidden_size, s.num_groups) == (100, 96, 12)
+    assert s.group_width == 8
+    assert s.eps == 1e-5 and s.negative_slope == 0.01
+    assert fusegen.Spec(1, 1, 1).group_width == 1
+    assert issubclass(fusegen.SpecError, ValueError)
+
+
+@pytest.mark.parametrize("field", ["input_size", "hidden_size", "num_groups"])
+@pytest.mark.parametrize("value", [0, -1, -512])
+def test_spec_rejects_non_positive_sizes(field, value):
+    kwargs = dict(input_size=64, hidden_size=64, num_groups=4)
+    kwargs[field] = value
+    with pytest.raises(fusegen.SpecError) as info:
+        fusegen.Spec(**kwargs)
+    msg = str(info.value)
+    assert field in msg and str(value) in msg, msg
+
+
+@pytest.mark.parametrize("field", ["input_size", "hidden_size", "num_groups"])
+@pytest.mark.parametrize("value", [True, False, 64.0, 1.5, "64", None])
+def test_spec_rejects_non_int_sizes(field, value):
+    kwargs = dict(input_size=64, hidden_size=64, num_groups=4)
+    kwargs[field] = value
+    with pytest.raises(fusegen.SpecError) as info:
+        fusegen.Spec(**kwargs)
+    msg = str(info.value)
+    assert field in msg and repr(value) in msg, msg
+
+
+@pytest.mark.parametrize("hidden, groups", [(10, 3), (8192, 500), (7, 2), (1, 2)])
+def test_spec_rejects_hidden_not_divisible_by_groups(hidden, groups):
+    with pytest.raises(fusegen.SpecError) as info:
+        fusegen.Spec(16, hidden, groups)
+    msg = str(info.value)
+    assert "divisible" in msg
+    assert f"hidden_size ({hidden})" in msg and f"num_groups ({groups})" in msg, msg
+
+
+@given(hidden=st.integers(1, 100_000), groups=st.integers(1, 4096))
+@settings(max_examples=60, deadline=None)
+def test_spec_rejects_indivisible_groups_property(hidden, groups):
+    assume(hidden % groups != 0)
+    with pytest.raises(fusegen.SpecError) as info:
+        fusegen.Spec(8, hidden, groups)
+    msg = str(info.value)
+    assert "divisible" in msg and str(hidden) in msg and str(groups) in msg, msg
+    # the suggested divisors are real divisors
+    m = re.search(r"\[([0-9, ]+)\]", msg)
+    if m:
+        suggested = [int(d) for d in m.group(1).split(",")]
+        assert suggested and all(hidden % d == 0 for d in suggested), msg
+
+
+@given(hidden=st.integers(1, 100_000), data=st.data())
+@settings(max_examples=40, deadline=None)
+def test_spec_accepts_every_divisor_property(hidden, data):
+    divisors = [d for d in range(1, math.isqrt(hidden) + 1) if hidden % d == 0]
+    divisors += [hidden // d for d in divisors]
+    groups = data.draw(st.sampled_from(sorted(set(divisors))))
+    assert fusegen.Spec(8, hidden, groups).group_width * groups == hidden
+
+
+@pytest.mark.parametrize("field", ["eps", "negative_slope"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf"), "0.1", None, True])
+def test_spec_rejects_non_finite_floats(field, value):
+    with pytest.raises(fusegen.SpecError) as info:
+        fusegen.Spec(16, 16, 2, **{field: value})
+    msg = str(info.value)
+    assert field in msg and repr(value) in msg, msg
+
+
+@pytest.mark.parametrize("eps", [0, 0.0, -1e-5, -1])
+def test_spec_rejects_non_positive_eps(eps):
+    with pytest.raises(fusegen.SpecError) as info:
+        fusegen.Spec(16, 16, 2, eps=eps)
+    msg = str(info.value)
+    assert "eps" in msg and str(eps) in msg, msg
+
+
+@given(eps=st.one_of(st.floats(max_value=0.0), st.just(float("nan")), st.just(float("inf"))))
+@settings(max_examples=30, deadline=None)
+def test_spec_rejects_bad_eps_property(eps):
+    with pytest.raises(fusegen.SpecError, match="eps"):
+        fusegen.Spec(16, 16, 2, eps=eps)
+
+
+def test_spec_accepts_negative_and_zero_slope():
+    assert fusegen.Spec(16, 16, 2, negative_slope=-0.5).negative_slope == -0.5
+    assert fusegen.Spec(16, 16, 2, negative_slope=0).negative_slope == 0
+    assert fusegen.Spec(16, 16, 2, eps=1).eps == 1
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Planner
+# --------------------------------------------------------------------------------------------------------------
+
+def _spec_for_width(gw, groups=4, input_size=64):
+    return fusegen.Spec(input_size, gw * groups, groups)
+
+
+def test_headline_plan():
+    p = fusegen.plan(HEADLINE)
+    assert p.group_width == 16
+    assert p.group_strategy == TILE_LOCAL
+    assert p.pieces_per_group == 1
+    assert p.fixed_sizes is True
+    assert p.spec is HEADLINE
+    assert p.fusegen_version == fusegen.__version__
+
+
+@pytest.mark.parametrize("gw", [1, 2, 4, 8, 16, 32, 64, 128])
+def test_group_width_dividing_tile_is_tile_local(gw):
+    p = fusegen.plan(_spec_for_width(gw))
+    assert p.tile.block_n % gw == 0
+    assert p.group_strategy == TILE_LOCAL
+    assert p.pieces_per_group == 1
+
+
+@pytest.mark.parametrize("gw", [3, 5, 7, 12, 48, 96, 127, 129, 200, 256, 8192])
+def test_group_width_not_dividing_tile_is_two_stage(gw):
+    p = fusegen.plan(_spec_for_width(gw, groups=2))
+    assert p.tile.block_n % gw != 0
+    assert p.group_strategy == TWO_STAGE
+    assert p.pieces_per_group >= 2  # a group that does not divide the tile can straddle a tile edge
+
+
+@pytest.mark.parametrize("tile", [fusegen.GemmTile(), fusegen.GemmTile(block_m=64, block_n=64),
+                                  fusegen.GemmTile(block_m=128, block_n=64)], ids=lambda t: t.name)
+def test_strategy_follows_the_tile(tile):
+    for gw in range(1, 3 * tile.block_n + 2):
+        p = fusegen.plan(_spec_for_width(gw), tile=tile)
+        assert p.tile == tile
+        assert p.group_strategy == (TILE_LOCAL if tile.block_n % gw == 0 else TWO_STAGE), gw
+
+
+def _tiles_touched(start, gw, block_n):
+    return (start + gw - 1) // block_n - start // block_n + 1
+
+
+@pytest.mark.parametrize("block_n", [128, 64])
+def test_pieces_per_group_bounds_tiles_touched(block_n):
+    """A group of gw channels starting at g*gw touches at most pieces_per_group tiles (brute force)."""
+    tile = fusegen.GemmTile(block_m=128, block_n=block_n)
+    for gw in list(range(1, 3 * block_n + 3)) + [500, 1000, 1023, 4095, 4096, 8192]:
+        for groups in (1, 2, 3, 5, 16, 64):
+            p = fusegen.plan(_spec_for_width(gw, groups), tile=tile)
+            most = max(_tiles_touched(g * gw, gw, block_n) for g in range(groups))
+            assert most <= p.pieces_per_group, (gw, groups, most, p.pieces_per_group)
+            if p.group_strategy == TILE_LOCAL:
+                assert p.pieces_per_group == 1 and most == 1
+        # the bound is what it claims: the most tiles a run of gw columns starting anywhere can touch (tight)
+        if block_n % gw:
+            p = fusegen.plan(_spec_for_width(gw, 1), tile=tile)
+            assert max(_tiles_touched(s, gw, block_n) for s in range(block_n)) == p.pieces_per_group, gw
+
+
+def test_lanes_per_group_contract():
+    for gw in list(range(1, 300)) + [511, 512, 1024, 4096, 8192]:
+        p = fusegen.plan(_spec_for_width(gw, 2))
+        lanes = p.lanes_per_group
+        assert lanes & (lanes - 1) == 0 and 1 <= lanes <= 32, (gw, lanes)  # power of two, at most a warp
+        assert lanes >= min(gw, 32), (gw, lanes)  # every channel of a narrow group gets a lane
+        assert lanes == 1 or lanes // 2 < gw, (gw, lanes)  # no wholly idle half sub-warp
+        assert p.tile.threads % lanes == 0 and 256 % lanes == 0  # templates static_assert these
+    assert [fusegen.plan(_spec_for_width(gw)).lanes_per_group for gw in (1, 2, 3, 5, 16, 17, 33, 4096)] == [
+        1, 2, 4, 8, 16, 32, 32, 32]
+
+
+def test_plan_options():
+    s = fusegen.Spec(100, 64, 4)
+    assert fusegen.plan(s).fixed_sizes is True
+    assert fusegen.plan(s, fixed_sizes=False).fixed_sizes is False
+    with pytest.raises(TypeError, match="Spec"):
+        fusegen.plan((100, 64, 4))
+
+
+@pytest.mark.parametrize("kwargs", [dict(thread_m=4), dict(block_n=72), dict(block_m=40)])
+def test_gemm_tile_rejects_unsupported_shapes(kwargs):
+    with pytest.raises(ValueError):
+        fusegen.GemmTile(**kwargs)
+
+
+def test_spec_plan_tile_are_frozen():
+    s = fusegen.Spec(64, 64, 4)
+    p = fusegen.plan(s)
+    for obj, field, value in [(s, "hidden_size", 128), (s, "eps", 1.0), (p, "group_strategy", TWO_STAGE),
+                              (p, "lanes_per_group", 1), (p, "fixed_sizes", False), (p.tile, "block_n", 64)]:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, field, value)
+    assert s.hidden_size == 64 and p.group_strategy == TILE_LOCAL
+    # frozen dataclasses hash and compare by value
+    assert fusegen.plan(fusegen.Spec(64, 64, 4)) == p and hash(fusegen.plan(fusegen.Spec(64, 64, 4))) == hash(p)
+
+
+def test_summary_names_the_strategy():
+    assert "epilogue" in fusegen.plan(_spec_for_width(16)).summary
+    two = fusegen.plan(_spec_for_width(200))
+    assert "two-stage" in two.summary and str(two.pieces_per_group) in two.summary
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Rendering
+# --------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec, fixed", [(HEADLINE, True), (fusegen.Spec(300, 600, 3), False),
+                                         (fusegen.Spec(7, 9, 9), True)])
+def test_render_is_deterministic(spec, fixed):
+    p = fusegen.plan(spec, fixed_sizes=fixed)
+    assert fusegen.render(p) == fusegen.render(fusegen.plan(spec, fixed_sizes=fixed))
+    assert fusegen.render_cuda(p) == fusegen.render_cuda(p)
+    assert fusegen.render_binding(p) == fusegen.render_binding(p)
+    if fixed:
+        assert fusegen.render(spec) == fusegen.render(p)  # a Spec is planned with the defaults
+
+
+def test_render_is_deterministic_across_processes():
+    """Same text in a fresh interpreter with another hash seed (nothing depends on set or dict order)."""
+    code = ("import sys, fusegen; sys.stdout.write(fusegen.render(fusegen.plan(fusegen.Spec(300, 600, 3), "
+            "fixed_sizes=False)))")
+    env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=str(REPO), stdout=subprocess.PIPE,
+                         check=True).stdout.decode()
+    assert out == fusegen.render(fusegen.plan(fusegen.Spec(300, 600, 3), fixed_sizes=False))
+
+
+def test_kernel_uri_shared_per_group_width_when_sizes_are_dynamic():
+    a, b = fusegen.Spec(64, 96, 6), fusegen.Spec(4096, 1024, 64)  # both group width 16
+    c = fusegen.Spec(64, 96, 3)  # group width 32
+    pa, pb, pc = (fusegen.plan(s, fixed_sizes=False) for s in (a, b, c))
+    assert pa.kernel_uri == pb.kernel_uri
+    assert pa.kernel_uri != pc.kernel_uri
+    # sharing one build needs the very same sources (the build hash covers them)
+    assert fusegen.render_cuda(pa) == fusegen.render_cuda(pb)
+    assert fusegen.render_binding(pa) == fusegen.render_binding(pb)
+    assert fusegen.render_cuda(pa) != fusegen.render_cuda(pc)
+    # with sizes compiled in, every spec is its own build
+    fa, fb = fusegen.plan(a, fixed_sizes=True), fusegen.plan(b, fixed_sizes=True)
+    assert fa.kernel_uri != fb.kernel_uri
+    assert fa.kernel_uri != pa.kernel_uri
+    assert fusegen.render_cuda(fa) != fusegen.render_cuda(fb)
+    assert re.fullmatch(r"[A-Za-z0-9_]+", fa.kernel_uri) and re.fullmatch(r"[A-Za-z0-9_]+", pa.kernel_uri)
+
+
+def test_module_names_are_distinct_and_importable_names():
+    specs = [fusegen.Spec(64, 64, 4), fusegen.Spec(64, 64, 4, eps=1e-3), fusegen.Spec(64, 64, 4, negative_slope=0.2),
+             fusegen.Spec(65, 64, 4), fusegen.Spec(64, 64, 8)]
+    plans = [fusegen.plan(s) for s in specs] + [fusegen.plan(specs[0], fixed_sizes=False)]
+    names = [p.module_name for p in plans]
+    assert len(set(names)) == len(names), names
+    for p, name in zip(plans, names):
+        assert name.isidentifier()
+        s = p.spec
+        assert name.startswith(f"lin_gn_lrelu2_i{s.input_size}_h{s.hidden_size}_g{s.num_groups}_")
+
+
+def test_write_module(tmp_path):
+    p = fusegen.plan(fusegen.Spec(32, 64, 4))
+    path = fusegen.write_module(p, tmp_path / "out")
+    assert path == tmp_path / "out" / (p.module_name + ".py")
+    assert path.read_text() == fusegen.render(p)
+    assert sorted(x.name for x in (tmp_path / "out").iterdir()) == [path.name]
+
+
+def test_cuda_source_needs_no_torch_headers():
+    for spec in (HEADLINE, fusegen.Spec(64, 600, 3)):
+        cuda = fusegen.render_cuda(spec)
+        includes = re.findall(r"^\s*#\s*include\s*[<\"]([^>\"]+)[>\"]", cuda, re.M)
+        assert includes, "no includes at all?"
+        for inc in includes:
+            assert not inc.startswith(("torch/", "ATen/", "c10/")), inc
+        binding = fusegen.render_binding(spec)
+        assert "#include <torch/extension.h>" in binding
+        assert "PYBIND11_MODULE(TORCH_EXTENSION_NAME" in binding
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The committed headline module and the reference file
+# --------------------------------------------------------------------------------------------------------------
+
+def _headline_files():
+    return sorted((REPO / "generated").glob("lin_gn_lrelu2_i8192_h8192_g512_*.py"))
+
+
+def test_committed_headline_module_is_reproduced_byte_for_byte():
+    files = _headline_files()
+    assert len(files) == 1, f"expected exactly one committed headline module, found {[f.name for f in files]}"
+    p = fusegen.plan(HEADLINE)
+    assert files[0].name == p.module_name + ".py", (
+        f"committed {files[0].name} but the current plan names it {p.module_name}.py: regenerate it with "
+        f"`fusegen render --hidden 8192 --groups 512`")
+    committed = files[0].read_bytes()
+    rendered = fusegen.render(p).encode()
+    assert committed == rendered, "generated/ is stale: regenerate with `fusegen render --hidden 8192 --groups 512`"
+
+
+def test_reference_file_matches_shared_reference():
+    if not SHARED_REFERENCE.is_file():
+        pytest.skip(f"{SHARED_REFERENCE} not present")
+    assert REFERENCE_FILE.read_bytes() == SHARED_REFERENCE.read_bytes()
+
+
+def test_reference_and_headline_module_in_one_namespace(tmp_path, monkeypatch):
+    """The kernel benchmark's way: exec the reference, then the candidate, into one dict."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("FUSEGEN_CACHE_DIR", str(cache))
+    files = _headline_files()
+    assert len(files) == 1
+    ns = {}
+    exec(compile(REFERENCE_FILE.read_text(), str(REFERENCE_FILE), "exec"), ns)
+    before = {k: v for k, v in ns.items() if not k.startswith("__")}  # (the module docstring is rebound)
+    assert all(name in before for name in REFERENCE_NAMES)
+    exec(compile(files[0].read_text(), str(files[0]), "exec"), ns)
+    for name, value in before.items():  # Model, get_inputs, batch_size, input_size, ... and torch, nn
+        assert ns[name] is value, f"the generated module rebinds the reference's {name!r}"
+    assert "ModelNew" in ns and isinstance(ns["ModelNew"], type)
+    assert issubclass(ns["ModelNew"], torch.nn.Module)
+    init = ns["get_init_inputs"]()
+    assert init == [8192, 8192, 512]
+    torch.manual_seed(0)
+    ref = ns["Model"](*init)
+    torch.manual_seed(0)
+    new = ns["ModelNew"](*init)
+    _assert_same_state(ref, new)
+    assert not cache.exists(), "importing / constructing compiled something"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Random valid specs: the rendered module
+# --------------------------------------------------------------------------------------------------------------
+
+MAX_PARAMS = 1 << 21  # keeps each CPU construction small: input * hidden floats per Linear weight
+
+
+@st.composite
+def valid_specs(draw):
+    gw = draw(st.one_of(st.integers(1, 300), st.sampled_from([1, 2, 3, 16, 17, 128, 129, 200, 256])))
+    groups = draw(st.integers(1, 64))
+    hidden = gw * groups
+    input_size = draw(st.integers(1, max(1, min(8192, MAX_PARAMS // hidden))))
+    eps = draw(st.floats(min_value=1e-12, max_value=1.0, allow_nan=False, allow_infinity=False))
+    slope = draw(st.floats(min_value=-10.0, max_value=10.0, allow_nan=False, allow_infinity=False))
+    fixed = draw(st.booleans())
+    return fusegen.Spec(input_size, hidden, groups, eps=eps, negative_slope=slope), fixed
+
+
+def _bound_names(body):
+    """Names bound at module level, including inside top-level if/try/with/for blocks (not in defs)."""
+    names = set()
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
+            targets = (node.targets if isinstance(node, ast.Assign) else
+                       [node.target] if not isinstance(node, ast.With) else
+                       [i.optional_vars for i in node.items if i.optional_vars is not None])
+            for t in targets:
+                names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+        for attr in ("body", "orelse", "finalbody"):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and hasattr(node, attr):
+                names |= _bound_names(getattr(node, attr))
+        for handler in getattr(node, "handlers", []):
+            names |= _bound_names(handler.body)
+    return names
+
+
+def _imported_modules(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, 0
+        elif isinstance(node, ast.ImportFrom):
+            yield node.module or "", node.level
+
+
+def _assert_same_state(ref, new):
+    a, b = ref.state_dict(), new.state_dict()
+    assert list(a) == list(b), (list(a), list(b))
+    for k in a:
+        assert a[k].shape == b[k].shape and a[k].dtype == b[k].dtype, k
+        assert torch.equal(a[k], b[k]), k
+    assert [n for n, _ in ref.named_parameters()] == [n for n, _ in new.named_parameters()]
+
+
+def _other_valid_sizes(spec):
+    i, h, g = spec.input_size, spec.hidden_size, spec.num_groups
+    others = [(i + 1, h, g), (i, 2 * h, 2 * g), (i, h * 2, g)]
+    if g > 1:
+        others.append((i, h, 1))
+    return others
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return reference_namespace()
+
+
+@given(case=valid_specs(), seed=st.integers(0, 2**31 - 1))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_generated_module_property(case, seed, reference, monkeypatch):
+    spec, fixed = case
+    p = fusegen.plan(spec, fixed_sizes=fixed)
+    text = fusegen.render(p)
+
+    # it parses and depends on nothing but torch and the standard library
+    tree = ast.parse(text)
+    for name, level in _imported_modules(tree):
+        assert level == 0, f"relative import of {name!r}"
+        root = name.split(".")[0]
+        assert root == "torch" or root in sys.stdlib_module_names, f"imports {name!r}"
+    # and stays out of the reference's way when exec'd into its namespace
+    bound = _bound_names(tree.body)
+    for name in REFERENCE_NAMES + ("batch_size", "input_size", "hidden_size", "num_groups"):
+        assert name not in bound, f"generated module defines top-level {name!r}"
+    assert "ModelNew" in bound
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        cache = tmp / "cache"
+        cache.mkdir(mode=0o700)
+        monkeypatch.setenv("FUSEGEN_CACHE_DIR", str(cache))
+        path = tmp / (p.module_name + ".py")
+        path.write_text(text)
+        mod = import_file(path)
+        for name in REFERENCE_NAMES:
+            assert not hasattr(mod, name), name
+        assert (mod.INPUT_SIZE, mod.HIDDEN_SIZE, mod.NUM_GROUPS) == (spec.input_size, spec.hidden_size,
+                                                                     spec.num_groups)
+        assert mod.KERNEL_URI == p.kernel_uri and mod.GROUP_STRATEGY == p.group_strategy
+
+        args = (spec.input_size, spec.hidden_size, spec.num_groups)
+        torch.manual_seed(seed)
+        ref = reference["Model"](*args)
+        torch.manual_seed(seed)
+        new = mod.ModelNew(*args)
+        _assert_same_state(ref, new)
+        # the reference's extra constructor arguments are accepted too
+        torch.manual_seed(seed)
+        ref2 = reference["Model"](*args, spec.eps, spec.negative_slope)
+        torch.manual_seed(seed)
+        new2 = mod.ModelNew(*args, spec.eps, spec.negative_slope)
+        _assert_same_state(ref2, new2)
+        assert new2.gn.eps == spec.eps and new2.leaky_relu.negative_slope == spec.negative_slope
+
+        for other in _other_valid_sizes(spec):
+            with pytest.raises(ValueError) as info:
+                mod.ModelNew(*other)
+            assert "fusegen render --input {} --hidden {} --groups {}".format(*other) in str(info.value)
+
+        batch = 2
+        with pytest.raises(ValueError, match="CUDA"):
+            new(torch.zeros(batch, spec.input_size))
+        for bad in (torch.zeros(batch, spec.input_size + 1), torch.zeros(spec.input_size),
+                    torch.zeros(batch, spec.input_size, 1)):
+            with pytest.raises(ValueError) as info:
+                new(bad)
+            assert f"(batch, {spec.input_size})" in str(info.value), str(info.value)
+
+        assert list(cache.iterdir()) == [], "importing or constructing the module compiled something"
