@@ -45,6 +45,10 @@ class Plan:
     tile: GemmTile  # used by the forward GEMM and both backward GEMMs
     group_strategy: str  # TILE_LOCAL or TWO_STAGE
     promote_every_k: int  # add the running accumulators into a separate fp32 sum every this many k (0: never)
+    # GEMMs of at most this many multiply-adds (checked at run time) are summed compensated (Dot2), with dz
+    # carried as an fp32 pair into the backward GEMMs: for small GEMMs a few ill-conditioned values decide the
+    # error, and fp32 sums (or an fp32-rounded dz) are one unlucky draw from 4x cuBLAS's.
+    exact_max_macs: int
     lanes_per_group: int  # a sub-warp of this many lanes owns one (row, group) in the per-group stages
     pieces_per_group: int  # TWO_STAGE: most output tiles one group can touch (partial-statistics slots)
     fixed_sizes: bool  # input and hidden sizes are compile-time constants (the batch never is)
@@ -112,5 +116,6 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: GemmTile = None) -> Plan
     # fp32 GEMM at least as accurate as cuBLAS's (split) reductions at every K, for ~5% more instructions.
     promote = 64 if 64 % tile.block_k == 0 else 0
     return Plan(spec=spec, mainloop="simt_fp32", tile=tile, group_strategy=strategy, promote_every_k=promote,
+                exact_max_macs=1 << 28,
                 lanes_per_group=min(32, _next_pow2(gw)), pieces_per_group=pieces,
                 fixed_sizes=fixed_sizes, fusegen_version=__version__)

@@ -72,6 +72,23 @@ def test_random_shapes_match_fp64_reference(data, prebuilt):
     compare_with_reference(dynamic_module(spec, prebuilt).ModelNew, spec, batch, seed)
 
 
+# Shapes earlier runs found hard, kept as fixed cases: a 200-channel group (two-stage) at batch 691 where one
+# element sits at the LeakyReLU kink, and 3-channel groups at small batch, where GroupNorm's projection
+# amplifies z's rounding (our GEMM must round z as closely as cuBLAS's split reductions do); one value a row
+# into a 200-channel group (grad_x cancels 47x); 3-channel groups whose variance is near 0 (output and grad_x).
+HARD_CASES = [(200, 38, 16, 691, 4045), (3, 8, 8192, 7, 8), (200, 1, 1, 1, 9825), (128, 1, 1, 1, 135), (3, 3, 127, 1, 2763495)] + [
+    (3, 1 + 7 * (s % 2), (4097, 8192)[s % 3 == 0], 1 + s % 8, s) for s in range(40)] + [
+    (3, 92, 273, 2, 0), (3, 45, 272, 512, 1)]
+
+
+@pytest.mark.parametrize("gw,groups,input_size,batch,seed", HARD_CASES)
+def test_known_hard_shapes(gw, groups, input_size, batch, seed, prebuilt):
+    if batch * gw == 1:
+        pytest.skip("GroupNorm needs more than one value a group")
+    spec = fusegen.Spec(input_size=input_size, hidden_size=gw * groups, num_groups=groups)
+    compare_with_reference(dynamic_module(spec, prebuilt).ModelNew, spec, batch, seed)
+
+
 def _headline_module():
     files = sorted((REPO / "generated").glob("lin_gn_lrelu2_i8192_h8192_g512_*.py"))
     assert len(files) == 1, f"expected one committed headline module, found {files}"
@@ -79,7 +96,7 @@ def _headline_module():
 
 
 def test_headline_committed_module(module_dir):
-    report = compare_with_reference(_headline_module().ModelNew, HEADLINE, batch=1024, seed=1234)
+    report = compare_with_reference(_headline_module().ModelNew, HEADLINE, batch=1024, seed=1234, strict_allclose=True)
     print("headline rel. errors (ours, fp32 reference):", report)
 
 

@@ -20,6 +20,9 @@ NUM_GROUPS = 512
 KERNEL_URI = "fg_simt_fp32_m128n128k8p64_gw16_tile_i8192_h8192"
 FUSEGEN_VERSION = "0.1.0"
 GROUP_STRATEGY = "tile_local"
+# GEMMs (batch x hidden x input multiply-adds, the same for all three) up to this size sum compensated and
+# take dz as an fp32 pair: see the plan's exact_max_macs.
+EXACT_MAX_MACS = 268435456
 PARTIAL_SLOTS = 0
 RENDER_COMMAND = "fusegen render --input 8192 --hidden 8192 --groups 512"
 CUDA_FLAGS = ['-O3']
@@ -44,6 +47,7 @@ constexpr int LANES = 16;  // sub-warp that owns one (row, group)
 constexpr int FIXED_N = 8192;
 constexpr int FIXED_K = 8192;
 constexpr int PROMOTE_SLICES = 8;  // 0: one FMA chain over all of K
+constexpr long long EXACT_MAX_MACS = 268435456ll;  // small GEMMs: compensated sums
 constexpr int ROW_THREADS = 256;                  // block size of the per-group and per-column kernels
 
 static_assert(THREADS % LANES == 0 && ROW_THREADS % LANES == 0, "a sub-warp must not straddle blocks");
@@ -76,7 +80,7 @@ __device__ __forceinline__ float leaky_times2_grad(float grad_out, float y, floa
 }
 
 // rstd = 1 / sqrt(var + eps) with var the biased variance, as GroupNorm defines it.
-__device__ __forceinline__ float gn_rstd(double m2, int count, float eps) { return (float)(1.0 / sqrt(m2 / count + eps)); }
+__device__ __forceinline__ double gn_rstd(double m2, int count, float eps) { return 1.0 / sqrt(m2 / count + eps); }
 }  // namespace fg
 
 // ---- GEMM mainloop: plain fp32 FFMA (portable: any sm), register-staged double buffer ----
@@ -96,9 +100,23 @@ static_assert(LOADS_A * THREADS == BM * BK && LOADS_B * THREADS == BN * BK, "til
 __device__ __forceinline__ int micro_row(int i) { return (i < 4 ? 0 : BM / 2 - 4) + (threadIdx.x / (BN / 8)) * 4 + i; }
 __device__ __forceinline__ int micro_col(int j) { return (j < 4 ? 0 : BN / 2 - 4) + (threadIdx.x % (BN / 8)) * 4 + j; }
 
+// acc + a * b with the rounding errors of the product and of the sum kept in comp (Dot2, Ogita-Rump-Oishi):
+// z comes out as if summed in twice the precision, whatever the cancellation. ~9 flops instead of 1.
+__device__ __forceinline__ void dot2_step(float& acc, float& comp, float a, float b) {
+  const float p = __fmul_rn(a, b), p_err = __fmaf_rn(a, b, -p);
+  const float s = __fadd_rn(acc, p), bp = __fsub_rn(s, acc);
+  const float s_err = __fadd_rn(__fsub_rn(acc, __fsub_rn(s, bp)), __fsub_rn(p, bp));
+  comp = __fadd_rn(comp, __fadd_rn(p_err, s_err));
+  acc = s;
+}
+
 // A_K_FAST / B_K_FAST: consecutive threads walk k (for k-contiguous operands) instead of m or n, so that
 // global loads coalesce along the contiguous index. EVEN_K: K is a known multiple of BK (no k bounds checks).
-template <bool A_K_FAST, bool B_K_FAST, bool EVEN_K>
+// EXACT: compensated (Dot2) summation, for small GEMMs. There a few ill-conditioned values dominate the error
+// (a 3-channel group whose variance is near 0 scales z's rounding by up to 1/sqrt(eps); grad_x cancels ~50x
+// when the input has one feature), and fp32 sums are one unlucky draw from 4x cuBLAS's; 9x the flops of a
+// small GEMM costs little.
+template <bool A_K_FAST, bool B_K_FAST, bool EVEN_K, bool EXACT>
 __device__ __forceinline__ void mainloop(float (&acc)[8][8], float* smem,
                                          const float* __restrict__ A, long long a_sm, long long a_sk,
                                          const float* __restrict__ B, long long b_sk, long long b_sn,
@@ -109,10 +127,14 @@ __device__ __forceinline__ void mainloop(float (&acc)[8][8], float* smem,
   const int tid = threadIdx.x;
   float ra[LOADS_A], rb[LOADS_B];
 
+  float comp[EXACT ? 8 : 1][EXACT ? 8 : 1];
 #pragma unroll
   for (int i = 0; i < 8; ++i)
 #pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+    for (int j = 0; j < 8; ++j) {
+      acc[i][j] = 0.f;
+      if (EXACT) comp[i][j] = 0.f;
+    }
 
   // Each thread loads the same (m, k) offsets of every k slice: resolve its row pointers once, so that the
   // slice loop only adds k0 * stride (fewer 64-bit multiplies, fewer live registers).
@@ -160,7 +182,8 @@ __device__ __forceinline__ void mainloop(float (&acc)[8][8], float* smem,
 
   const int k_tiles = (K + BK - 1) / BK;
   if (k_tiles == 0) return;
-  if (PROMOTE_SLICES) {
+  constexpr bool TWO_LEVEL = PROMOTE_SLICES && !EXACT;
+  if (TWO_LEVEL) {
 #pragma unroll
     for (int e = 0; e < 64; ++e) totals[e * THREADS] = 0.f;
   }
@@ -184,19 +207,26 @@ __device__ __forceinline__ void mainloop(float (&acc)[8][8], float* smem,
 #pragma unroll
       for (int i = 0; i < 8; ++i)
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        for (int j = 0; j < 8; ++j) {
+          if (EXACT) dot2_step(acc[i][j], comp[EXACT ? i : 0][EXACT ? j : 0], a[i], b[j]);
+          else acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
     }
     // The other buffer was last read in iteration kt-1, which the barrier below (of kt-1) has closed.
     if (kt + 1 < k_tiles) store(buf ^ 1);
-    if (PROMOTE_SLICES && (kt + 1) % PROMOTE_SLICES == 0) {  // restart the FMA chains (thread-private: no barrier)
+    if (TWO_LEVEL && (kt + 1) % PROMOTE_SLICES == 0) {  // restart the FMA chains (thread-private: no barrier)
 #pragma unroll
       for (int e = 0; e < 64; ++e) { totals[e * THREADS] += acc[e / 8][e % 8]; acc[e / 8][e % 8] = 0.f; }
     }
     __syncthreads();
   }
-  if (PROMOTE_SLICES) {
+  if (TWO_LEVEL) {
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e / 8][e % 8] += totals[e * THREADS];
+  }
+  if (EXACT) {
+#pragma unroll
+    for (int e = 0; e < 64; ++e) acc[e / 8][e % 8] = __fadd_rn(acc[e / 8][e % 8], comp[EXACT ? e / 8 : 0][EXACT ? e % 8 : 0]);
   }
 }
 }  // namespace fg
@@ -223,10 +253,10 @@ __device__ __forceinline__ void stage_half(const float (&acc)[8][8], float* Cs, 
 }
 }  // namespace fg
 
-// ---- epilogue: store the accumulator tile as it is (the backward GEMMs), row-coalesced ----
+// ---- epilogue: store the accumulator tile (the backward GEMMs), row-coalesced; or add it to what C holds ----
 namespace fg {
 __device__ __forceinline__ void store_tile(const float (&acc)[8][8], float* smem, float* __restrict__ C,
-                                           long long ldc, int M, int N, int m0, int n0) {
+                                           long long ldc, int M, int N, int m0, int n0, bool add) {
   constexpr int HALF = BM / 2;
   for (int half = 0; half < 2; ++half) {
     __syncthreads();  // the mainloop's, or the previous half's, readers are done with shared memory
@@ -234,7 +264,10 @@ __device__ __forceinline__ void store_tile(const float (&acc)[8][8], float* smem
     __syncthreads();
     for (int e = threadIdx.x; e < HALF * BN; e += THREADS) {
       const int r = e / BN, c = e % BN, row = m0 + half * HALF + r;
-      if (row < M && n0 + c < N) C[row * ldc + n0 + c] = smem[r * CS_STRIDE + c];
+      if (row < M && n0 + c < N) {
+        float* dst = C + row * ldc + n0 + c;
+        *dst = add ? __fadd_rn(smem[r * CS_STRIDE + c], *dst) : smem[r * CS_STRIDE + c];
+      }
     }
   }
 }
@@ -248,9 +281,9 @@ struct ForwardArgs {
   const float* bias; const float* gamma; const float* beta;  // (N,) contiguous
   float* out;        // (M, N)
   float* z;          // (M, N) pre-normalization values kept for backward, or nullptr
-  float* mean;       // (M, G)
-  float* rstd;       // (M, G)
-  float2* partials;  // two-stage only: (M, G, PIECES) (mean, M2) of each group's piece in one tile
+  double* mean;       // (M, G), kept in double for backward (the forward normalizes with them rounded to fp32)
+  double* rstd;       // (M, G)
+  double2* partials;  // two-stage only: (M, G, PIECES) (mean, M2) of each group's piece in one tile
   int M, N, K;
   float eps, slope;
 };
@@ -288,10 +321,11 @@ __device__ __forceinline__ void gn_epilogue(const float (&acc)[8][8], float* sme
       double q = 0.0;
       if (active)
         for (int c = lane; c < GW; c += LANES) { const double d = v[c] - mean_d; q = fma(d, d, q); }
-      const float mean = (float)mean_d, rstd = gn_rstd(subwarp_sum(q), GW, a.eps);
+      const double rstd_d = gn_rstd(subwarp_sum(q), GW, a.eps);
+      const float mean = (float)mean_d, rstd = (float)rstd_d;
       if (!active) continue;
       const long long group = (long long)row * G + col0 / GW;
-      if (lane == 0) { a.mean[group] = mean; a.rstd[group] = rstd; }
+      if (lane == 0) { a.mean[group] = mean_d; a.rstd[group] = rstd_d; }
       for (int c = lane; c < GW; c += LANES) {
         const int col = col0 + c;
         const long long o = (long long)row * N + col;
@@ -312,9 +346,10 @@ __device__ __forceinline__ void gn_epilogue(const float (&acc)[8][8], float* sme
 namespace fg {
 struct BackwardArgs {
   const float* grad_out; long long sg0, sg1;  // (M, N), any strides (an expanded grad has stride 0)
-  const float* z; const float* mean; const float* rstd;
+  const float* z; const double* mean; const double* rstd;  // statistics in double, as the forward saved them
   const float* gamma; const float* beta;
   float* dz;                                  // (M, N)
+  float* dz_lo;                               // (M, N) dz's rounding remainder, or nullptr
   float* dgamma; float* dbeta; float* dbias;  // (N,)
   int M, N;
   float slope;
@@ -328,24 +363,32 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_rows_kernel(BackwardA
   const int lane = threadIdx.x % LANES;
   const long long row = active ? p / G : 0;
   const int col0 = active ? (int)(p % G) * GW : 0;
-  const float mean = active ? a.mean[p] : 0.f, rstd = active ? a.rstd[p] : 0.f;
+  // The forward's statistics rounded to fp32 decide LeakyReLU's side (bit for bit what the forward saw); the
+  // projection uses them in double. fp32-rounded statistics would put errors into dz along xhat and along 1,
+  // directions that grad_x = dz W does not cancel: with strong cancellation that cost 10x in grad_x.
+  const double mean_d = active ? a.mean[p] : 0.0, rstd_d = active ? a.rstd[p] : 0.0;
+  const float mean = (float)mean_d, rstd = (float)rstd_d;
+  const float* zr = a.z + row * N + col0;
   double s1 = 0.0, s2 = 0.0;  // double: the projection below cancels most of dxhat
   for (int c = lane; active && c < GW; c += LANES) {
     const int col = col0 + c;
     const float gamma = __ldg(a.gamma + col);
-    const float xhat = gn_xhat(a.z[row * N + col], mean, rstd);
-    const float dy = leaky_times2_grad(a.grad_out[row * a.sg0 + col * a.sg1], gn_affine(xhat, gamma, __ldg(a.beta + col)), a.slope);
+    const float dy = leaky_times2_grad(a.grad_out[row * a.sg0 + col * a.sg1],
+                                       gn_affine(gn_xhat(zr[c], mean, rstd), gamma, __ldg(a.beta + col)), a.slope);
     const double dxhat = (double)dy * gamma;
     s1 += dxhat;
-    s2 = fma(dxhat, (double)xhat, s2);
+    s2 = fma(dxhat, ((double)zr[c] - mean_d) * rstd_d, s2);
   }
   const double mean_dxhat = subwarp_sum(s1) / GW, mean_dxhat_xhat = subwarp_sum(s2) / GW;
   for (int c = lane; active && c < GW; c += LANES) {
     const int col = col0 + c;
     const float gamma = __ldg(a.gamma + col);
-    const float xhat = gn_xhat(a.z[row * N + col], mean, rstd);
-    const float dy = leaky_times2_grad(a.grad_out[row * a.sg0 + col * a.sg1], gn_affine(xhat, gamma, __ldg(a.beta + col)), a.slope);
-    a.dz[row * N + col] = (float)(rstd * ((double)dy * gamma - mean_dxhat - (double)xhat * mean_dxhat_xhat));
+    const float dy = leaky_times2_grad(a.grad_out[row * a.sg0 + col * a.sg1],
+                                       gn_affine(gn_xhat(zr[c], mean, rstd), gamma, __ldg(a.beta + col)), a.slope);
+    const double xhat_d = ((double)zr[c] - mean_d) * rstd_d;
+    const double dz = rstd_d * ((double)dy * gamma - mean_dxhat - xhat_d * mean_dxhat_xhat);
+    a.dz[row * N + col] = (float)dz;
+    if (a.dz_lo) a.dz_lo[row * N + col] = (float)(dz - (double)(float)dz);
   }
 }
 
@@ -360,9 +403,11 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_cols_kernel(BackwardA
     const float gamma = __ldg(a.gamma + col), beta = __ldg(a.beta + col);
     const int g = col / GW;
     for (long long row = ty; row < a.M; row += ROW_LANES) {
-      const float xhat = gn_xhat(a.z[row * N + col], a.mean[row * G + g], a.rstd[row * G + g]);
+      const double mean_d = a.mean[row * G + g], rstd_d = a.rstd[row * G + g];
+      const float zv = a.z[row * N + col];
+      const float xhat = gn_xhat(zv, (float)mean_d, (float)rstd_d);  // the forward's y decides the side
       const float dy = leaky_times2_grad(a.grad_out[row * a.sg0 + col * a.sg1], gn_affine(xhat, gamma, beta), a.slope);
-      sum_dgamma = fma((double)dy, (double)xhat, sum_dgamma);
+      sum_dgamma = fma((double)dy, ((double)zv - mean_d) * rstd_d, sum_dgamma);
       sum_dbeta += dy;
       sum_dbias += a.dz[row * N + col];
     }
@@ -384,17 +429,17 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_cols_kernel(BackwardA
 // Pointers are device pointers; strides are in elements; `stream` is a cudaStream_t passed as void*.
 namespace fg {
 const char* forward(const float* x, long long sx0, long long sx1, const float* w, long long sw0, long long sw1,
-                    const float* bias, const float* gamma, const float* beta, float* out, float* z, float* mean,
-                    float* rstd, float* partials, int M, int N, int K, float eps, float slope, void* stream);
-const char* backward_epilogue(const float* grad_out, long long sg0, long long sg1, const float* z, const float* mean,
-                              const float* rstd, const float* gamma, const float* beta, float* dz, float* dgamma,
-                              float* dbeta, float* dbias, int M, int N, float slope, void* stream);
-// grad_x (M, K) = dz (M, N) * W (N, K)
-const char* grad_input(const float* dz, const float* w, long long sw0, long long sw1, float* dx, int M, int N, int K,
-                       void* stream);
-// grad_W (N, K) = dz^T (N, M) * x (M, K)
-const char* grad_weight(const float* dz, const float* x, long long sx0, long long sx1, float* dw, int M, int N, int K,
-                        void* stream);
+                    const float* bias, const float* gamma, const float* beta, float* out, float* z, double* mean,
+                    double* rstd, double* partials, int M, int N, int K, float eps, float slope, void* stream);
+const char* backward_epilogue(const float* grad_out, long long sg0, long long sg1, const float* z, const double* mean,
+                              const double* rstd, const float* gamma, const float* beta, float* dz, float* dz_lo,
+                              float* dgamma, float* dbeta, float* dbias, int M, int N, float slope, void* stream);
+// grad_x (M, K) = (dz + dz_lo) (M, N) * W (N, K); dz_lo (nullable) only for GEMMs of <= EXACT_MAX_MACS
+const char* grad_input(const float* dz, const float* dz_lo, const float* w, long long sw0, long long sw1, float* dx,
+                       int M, int N, int K, void* stream);
+// grad_W (N, K) = (dz + dz_lo)^T (N, M) * x (M, K)
+const char* grad_weight(const float* dz, const float* dz_lo, const float* x, long long sx0, long long sx1, float* dw,
+                        int M, int N, int K, void* stream);
 }  // namespace fg
 
 // ---- kernels and their host launchers ----
@@ -411,36 +456,40 @@ constexpr int SMEM_BYTES = SMEM_FLOATS * 4;  // dynamic: over the 48 KB static l
 #endif
 constexpr bool EVEN_K_FORWARD = FIXED_K > 0 && FIXED_K % BK == 0;
 
-__global__ void __launch_bounds__(THREADS, FG_FORWARD_MIN_BLOCKS) linear_gn_forward_kernel(ForwardArgs a) {
+template <bool EXACT>
+__global__ void __launch_bounds__(THREADS, EXACT ? 1 : FG_FORWARD_MIN_BLOCKS) linear_gn_forward_kernel(ForwardArgs a) {
   extern __shared__ __align__(16) float smem[];
   const int N = FIXED_N ? FIXED_N : a.N, K = FIXED_K ? FIXED_K : a.K;
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   float acc[8][8];
   // z[m, n] = sum_k x[m, k] * W[n, k]: both operands are k-contiguous.
-  mainloop<true, true, EVEN_K_FORWARD>(acc, smem, a.x, a.sx0, a.sx1, a.w, a.sw1, a.sw0, a.M, N, K, m0, n0);
+  mainloop<true, true, EVEN_K_FORWARD, EXACT>(acc, smem, a.x, a.sx0, a.sx1, a.w, a.sw1, a.sw0, a.M, N, K, m0, n0);
   gn_epilogue(acc, smem, a, a.M, N, m0, n0);
 }
 
+// The backward GEMMs store their result, or add it to the output (add: for the dz_lo pass, see grad_input).
+template <bool EXACT>
 __global__ void __launch_bounds__(THREADS, 1) grad_input_kernel(const float* __restrict__ dz, const float* __restrict__ w,
                                                              long long sw0, long long sw1, float* __restrict__ dx,
-                                                             int M, int N, int K) {
+                                                             int M, int N, int K, bool add) {
   extern __shared__ __align__(16) float smem[];
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   float acc[8][8];
   // dx[m, k] = sum_n dz[m, n] * W[n, k]: GEMM (M x K) over the reduction index n.
-  mainloop<true, false, false>(acc, smem, dz, N, 1, w, sw0, sw1, M, K, N, m0, n0);
-  store_tile(acc, smem, dx, K, M, K, m0, n0);
+  mainloop<true, false, false, EXACT>(acc, smem, dz, N, 1, w, sw0, sw1, M, K, N, m0, n0);
+  store_tile(acc, smem, dx, K, M, K, m0, n0, add);
 }
 
+template <bool EXACT>
 __global__ void __launch_bounds__(THREADS, 1) grad_weight_kernel(const float* __restrict__ dz, const float* __restrict__ x,
                                                               long long sx0, long long sx1, float* __restrict__ dw,
-                                                              int M, int N, int K) {
+                                                              int M, int N, int K, bool add) {
   extern __shared__ __align__(16) float smem[];
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   float acc[8][8];
   // dW[n, k] = sum_m dz[m, n] * x[m, k]: GEMM (N x K) over the batch index m.
-  mainloop<false, false, false>(acc, smem, dz, 1, N, x, sx0, sx1, N, K, M, m0, n0);
-  store_tile(acc, smem, dw, K, N, K, m0, n0);
+  mainloop<false, false, false, EXACT>(acc, smem, dz, 1, N, x, sx0, sx1, N, K, M, m0, n0);
+  store_tile(acc, smem, dw, K, N, K, m0, n0, add);
 }
 
 static const char* last_error() {
@@ -456,6 +505,16 @@ static const char* allow_smem(Kernel kernel) {
   return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
 }
 
+static bool exact_for(long long M, long long N, long long K) { return M * N * K <= EXACT_MAX_MACS; }
+
+// Launch one of a kernel's two summation modes (after allowing its shared memory).
+template <typename Kernel, typename... Args>
+static const char* launch(Kernel kernel, dim3 grid, cudaStream_t s, Args... args) {
+  if (const char* err = allow_smem(kernel)) return err;
+  kernel<<<grid, THREADS, SMEM_BYTES, s>>>(args...);
+  return last_error();
+}
+
 static const char* gemm_grid(int rows, int cols, dim3* grid) {
   const long long tiles_m = (rows + BM - 1) / BM;
   if (tiles_m > 65535) return "batch too large for one launch (more than 65535 row tiles)";
@@ -464,26 +523,27 @@ static const char* gemm_grid(int rows, int cols, dim3* grid) {
 }
 
 const char* forward(const float* x, long long sx0, long long sx1, const float* w, long long sw0, long long sw1,
-                    const float* bias, const float* gamma, const float* beta, float* out, float* z, float* mean,
-                    float* rstd, float* partials, int M, int N, int K, float eps, float slope, void* stream) {
+                    const float* bias, const float* gamma, const float* beta, float* out, float* z, double* mean,
+                    double* rstd, double* partials, int M, int N, int K, float eps, float slope, void* stream) {
   if ((FIXED_N && N != FIXED_N) || (FIXED_K && K != FIXED_K)) return "sizes differ from the compiled ones";
   if (N % GW) return "hidden size is not a multiple of the compiled group width";
   if (M == 0) return nullptr;
   const ForwardArgs a{x, sx0, sx1, w, sw0, sw1, bias, gamma, beta, out, z, mean, rstd,
-                      reinterpret_cast<float2*>(partials), M, N, K, eps, slope};
+                      reinterpret_cast<double2*>(partials), M, N, K, eps, slope};
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   dim3 grid;
   if (const char* err = gemm_grid(M, N, &grid)) return err;
-  if (const char* err = allow_smem(linear_gn_forward_kernel)) return err;
-  linear_gn_forward_kernel<<<grid, THREADS, SMEM_BYTES, s>>>(a);
+  if (const char* err = exact_for(M, N, K) ? launch(linear_gn_forward_kernel<true>, grid, s, a)
+                                           : launch(linear_gn_forward_kernel<false>, grid, s, a))
+    return err;
   return last_error();
 }
 
-const char* backward_epilogue(const float* grad_out, long long sg0, long long sg1, const float* z, const float* mean,
-                              const float* rstd, const float* gamma, const float* beta, float* dz, float* dgamma,
-                              float* dbeta, float* dbias, int M, int N, float slope, void* stream) {
+const char* backward_epilogue(const float* grad_out, long long sg0, long long sg1, const float* z, const double* mean,
+                              const double* rstd, const float* gamma, const float* beta, float* dz, float* dz_lo,
+                              float* dgamma, float* dbeta, float* dbias, int M, int N, float slope, void* stream) {
   if (N % GW) return "hidden size is not a multiple of the compiled group width";
-  const BackwardArgs a{grad_out, sg0, sg1, z, mean, rstd, gamma, beta, dz, dgamma, dbeta, dbias, M, N, slope};
+  const BackwardArgs a{grad_out, sg0, sg1, z, mean, rstd, gamma, beta, dz, dz_lo, dgamma, dbeta, dbias, M, N, slope};
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (M > 0) {
     const long long pairs = (long long)M * (N / GW), per_block = ROW_THREADS / LANES;
@@ -494,24 +554,35 @@ const char* backward_epilogue(const float* grad_out, long long sg0, long long sg
   return last_error();
 }
 
-const char* grad_input(const float* dz, const float* w, long long sw0, long long sw1, float* dx, int M, int N, int K,
-                       void* stream) {
+// dz_lo may be nullptr; it must be when the GEMM is above EXACT_MAX_MACS (the module asks for it under the
+// same rule). With it, the result is (dz_lo W, plain fp32: it is ~2^-24 of the total) + (dz W, compensated),
+// in two launches, so that one kernel never holds both passes' state (it would spill at 255 registers).
+const char* grad_input(const float* dz, const float* dz_lo, const float* w, long long sw0, long long sw1, float* dx,
+                       int M, int N, int K, void* stream) {
   if (M == 0 || K == 0) return nullptr;
+  const bool exact = exact_for(M, N, K);
+  if (dz_lo && !exact) return "dz_lo given for a GEMM above EXACT_MAX_MACS";
   dim3 grid;
   if (const char* err = gemm_grid(M, K, &grid)) return err;
-  if (const char* err = allow_smem(grad_input_kernel)) return err;
-  grad_input_kernel<<<grid, THREADS, SMEM_BYTES, static_cast<cudaStream_t>(stream)>>>(dz, w, sw0, sw1, dx, M, N, K);
-  return last_error();
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (!exact) return launch(grad_input_kernel<false>, grid, s, dz, w, sw0, sw1, dx, M, N, K, false);
+  if (dz_lo)
+    if (const char* err = launch(grad_input_kernel<false>, grid, s, dz_lo, w, sw0, sw1, dx, M, N, K, false)) return err;
+  return launch(grad_input_kernel<true>, grid, s, dz, w, sw0, sw1, dx, M, N, K, dz_lo != nullptr);
 }
 
-const char* grad_weight(const float* dz, const float* x, long long sx0, long long sx1, float* dw, int M, int N, int K,
-                        void* stream) {
+const char* grad_weight(const float* dz, const float* dz_lo, const float* x, long long sx0, long long sx1, float* dw,
+                        int M, int N, int K, void* stream) {
   if (N == 0 || K == 0) return nullptr;
+  const bool exact = exact_for(M, N, K);
+  if (dz_lo && !exact) return "dz_lo given for a GEMM above EXACT_MAX_MACS";
   dim3 grid;
   if (const char* err = gemm_grid(N, K, &grid)) return err;  // M == 0 sums nothing: dW = 0
-  if (const char* err = allow_smem(grad_weight_kernel)) return err;
-  grad_weight_kernel<<<grid, THREADS, SMEM_BYTES, static_cast<cudaStream_t>(stream)>>>(dz, x, sx0, sx1, dw, M, N, K);
-  return last_error();
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (!exact) return launch(grad_weight_kernel<false>, grid, s, dz, x, sx0, sx1, dw, M, N, K, false);
+  if (dz_lo)
+    if (const char* err = launch(grad_weight_kernel<false>, grid, s, dz_lo, x, sx0, sx1, dw, M, N, K, false)) return err;
+  return launch(grad_weight_kernel<true>, grid, s, dz, x, sx0, sx1, dw, M, N, K, dz_lo != nullptr);
 }
 }  // namespace fg
 '''
@@ -525,33 +596,34 @@ _CPP_SOURCE = r'''// Generated by fusegen 0.1.0: fg_simt_fp32_m128n128k8p64_gw16
 // Pointers are device pointers; strides are in elements; `stream` is a cudaStream_t passed as void*.
 namespace fg {
 const char* forward(const float* x, long long sx0, long long sx1, const float* w, long long sw0, long long sw1,
-                    const float* bias, const float* gamma, const float* beta, float* out, float* z, float* mean,
-                    float* rstd, float* partials, int M, int N, int K, float eps, float slope, void* stream);
-const char* backward_epilogue(const float* grad_out, long long sg0, long long sg1, const float* z, const float* mean,
-                              const float* rstd, const float* gamma, const float* beta, float* dz, float* dgamma,
-                              float* dbeta, float* dbias, int M, int N, float slope, void* stream);
-// grad_x (M, K) = dz (M, N) * W (N, K)
-const char* grad_input(const float* dz, const float* w, long long sw0, long long sw1, float* dx, int M, int N, int K,
-                       void* stream);
-// grad_W (N, K) = dz^T (N, M) * x (M, K)
-const char* grad_weight(const float* dz, const float* x, long long sx0, long long sx1, float* dw, int M, int N, int K,
-                        void* stream);
+                    const float* bias, const float* gamma, const float* beta, float* out, float* z, double* mean,
+                    double* rstd, double* partials, int M, int N, int K, float eps, float slope, void* stream);
+const char* backward_epilogue(const float* grad_out, long long sg0, long long sg1, const float* z, const double* mean,
+                              const double* rstd, const float* gamma, const float* beta, float* dz, float* dz_lo,
+                              float* dgamma, float* dbeta, float* dbias, int M, int N, float slope, void* stream);
+// grad_x (M, K) = (dz + dz_lo) (M, N) * W (N, K); dz_lo (nullable) only for GEMMs of <= EXACT_MAX_MACS
+const char* grad_input(const float* dz, const float* dz_lo, const float* w, long long sw0, long long sw1, float* dx,
+                       int M, int N, int K, void* stream);
+// grad_W (N, K) = (dz + dz_lo)^T (N, M) * x (M, K)
+const char* grad_weight(const float* dz, const float* dz_lo, const float* x, long long sx0, long long sx1, float* dw,
+                        int M, int N, int K, void* stream);
 }  // namespace fg
 
 namespace {
-void check_tensor(const torch::Tensor& t, const char* name) {
+void check_tensor(const torch::Tensor& t, const char* name, torch::ScalarType type = torch::kFloat) {
   TORCH_CHECK(t.is_cuda(), "fusegen: ", name, " must be a CUDA tensor, got device ", t.device());
-  TORCH_CHECK(t.scalar_type() == torch::kFloat, "fusegen: ", name, " must be float32, got ", t.scalar_type());
+  TORCH_CHECK(t.scalar_type() == type, "fusegen: ", name, " must be ", type, ", got ", t.scalar_type());
 }
-void check_contiguous(const torch::Tensor& t, const char* name) {
-  check_tensor(t, name);
+void check_contiguous(const torch::Tensor& t, const char* name, torch::ScalarType type = torch::kFloat) {
+  check_tensor(t, name, type);
   TORCH_CHECK(t.is_contiguous(), "fusegen: ", name, " must be contiguous");
 }
 // Optional buffers are passed as empty tensors.
-float* data_or_null(torch::Tensor& t, const char* name) {
+template <typename T>
+T* data_or_null(torch::Tensor& t, const char* name, torch::ScalarType type = torch::kFloat) {
   if (t.numel() == 0) return nullptr;
-  check_contiguous(t, name);
-  return t.data_ptr<float>();
+  check_contiguous(t, name, type);
+  return t.data_ptr<T>();
 }
 void check_status(const char* error, const char* kernel) {
   TORCH_CHECK(error == nullptr, "fusegen: kernel '", kernel, "' failed: ", error);
@@ -572,51 +644,52 @@ void forward(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch::Tensor
   check_contiguous(gamma, "gn.weight");
   check_contiguous(beta, "gn.bias");
   check_contiguous(out, "out");
-  check_contiguous(mean, "mean");
-  check_contiguous(rstd, "rstd");
+  check_contiguous(mean, "mean", torch::kDouble);
+  check_contiguous(rstd, "rstd", torch::kDouble);
   TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && w.size(1) == x.size(1), "fusegen: x and weight shapes disagree");
   const int M = to_int(x.size(0), "batch"), N = to_int(w.size(0), "hidden"), K = to_int(x.size(1), "input");
   TORCH_CHECK(out.numel() == (int64_t)M * N, "fusegen: out has the wrong size");
   check_status(fg::forward(x.data_ptr<float>(), x.stride(0), x.stride(1), w.data_ptr<float>(), w.stride(0),
                            w.stride(1), bias.data_ptr<float>(), gamma.data_ptr<float>(), beta.data_ptr<float>(),
-                           out.data_ptr<float>(), data_or_null(z, "z"), mean.data_ptr<float>(),
-                           rstd.data_ptr<float>(), data_or_null(partials, "partials"), M, N, K,
+                           out.data_ptr<float>(), data_or_null<float>(z, "z"), mean.data_ptr<double>(),
+                           rstd.data_ptr<double>(), data_or_null<double>(partials, "partials", torch::kDouble), M, N, K,
                            static_cast<float>(eps), static_cast<float>(slope), as_stream(stream)),
                "forward");
 }
 
 void backward_epilogue(torch::Tensor grad_out, torch::Tensor z, torch::Tensor mean, torch::Tensor rstd,
-                       torch::Tensor gamma, torch::Tensor beta, torch::Tensor dz, torch::Tensor dgamma,
-                       torch::Tensor dbeta, torch::Tensor dbias, double slope, int64_t stream) {
+                       torch::Tensor gamma, torch::Tensor beta, torch::Tensor dz, torch::Tensor dz_lo,
+                       torch::Tensor dgamma, torch::Tensor dbeta, torch::Tensor dbias, double slope, int64_t stream) {
   check_tensor(grad_out, "grad_out");
-  for (auto* t : {&z, &mean, &rstd, &gamma, &beta, &dz, &dgamma, &dbeta, &dbias}) check_contiguous(*t, "buffer");
+  for (auto* t : {&z, &gamma, &beta, &dz, &dgamma, &dbeta, &dbias}) check_contiguous(*t, "buffer");
+  for (auto* t : {&mean, &rstd}) check_contiguous(*t, "group statistics", torch::kDouble);
   TORCH_CHECK(grad_out.dim() == 2 && grad_out.sizes() == z.sizes(), "fusegen: grad_out shape ", grad_out.sizes(),
               " differs from the output's ", z.sizes());
   const int M = to_int(z.size(0), "batch"), N = to_int(z.size(1), "hidden");
   check_status(fg::backward_epilogue(grad_out.data_ptr<float>(), grad_out.stride(0), grad_out.stride(1),
-                                     z.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+                                     z.data_ptr<float>(), mean.data_ptr<double>(), rstd.data_ptr<double>(),
                                      gamma.data_ptr<float>(), beta.data_ptr<float>(), dz.data_ptr<float>(),
-                                     dgamma.data_ptr<float>(), dbeta.data_ptr<float>(), dbias.data_ptr<float>(), M,
+                                     data_or_null<float>(dz_lo, "dz_lo"), dgamma.data_ptr<float>(), dbeta.data_ptr<float>(), dbias.data_ptr<float>(), M,
                                      N, static_cast<float>(slope), as_stream(stream)),
                "backward_epilogue");
 }
 
-void grad_input(torch::Tensor dz, torch::Tensor w, torch::Tensor dx, int64_t stream) {
+void grad_input(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor w, torch::Tensor dx, int64_t stream) {
   check_contiguous(dz, "dz");
   check_tensor(w, "weight");
   check_contiguous(dx, "grad_input");
   const int M = to_int(dz.size(0), "batch"), N = to_int(dz.size(1), "hidden"), K = to_int(w.size(1), "input");
-  check_status(fg::grad_input(dz.data_ptr<float>(), w.data_ptr<float>(), w.stride(0), w.stride(1),
+  check_status(fg::grad_input(dz.data_ptr<float>(), data_or_null<float>(dz_lo, "dz_lo"), w.data_ptr<float>(), w.stride(0), w.stride(1),
                               dx.data_ptr<float>(), M, N, K, as_stream(stream)),
                "grad_input");
 }
 
-void grad_weight(torch::Tensor dz, torch::Tensor x, torch::Tensor dw, int64_t stream) {
+void grad_weight(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor x, torch::Tensor dw, int64_t stream) {
   check_contiguous(dz, "dz");
   check_tensor(x, "x");
   check_contiguous(dw, "grad_weight");
   const int M = to_int(dz.size(0), "batch"), N = to_int(dz.size(1), "hidden"), K = to_int(x.size(1), "input");
-  check_status(fg::grad_weight(dz.data_ptr<float>(), x.data_ptr<float>(), x.stride(0), x.stride(1),
+  check_status(fg::grad_weight(dz.data_ptr<float>(), data_or_null<float>(dz_lo, "dz_lo"), x.data_ptr<float>(), x.stride(0), x.stride(1),
                                dw.data_ptr<float>(), M, N, K, as_stream(stream)),
                "grad_weight");
 }
@@ -1085,8 +1158,8 @@ def _kernels():
     return _KERNELS[0]
 
 
-def _new(like, *shape):
-    t = like.new_empty(shape)  # always contiguous
+def _new(like, *shape, dtype=None):
+    t = like.new_empty(shape, dtype=dtype)  # always contiguous
     return t.fill_(float("nan")) if POISON_OUTPUTS and t.numel() else t
 
 
@@ -1134,9 +1207,11 @@ class _LinearGroupNormLeakyReLU2(torch.autograd.Function):
         # z (the GEMM output with bias) is what backward recomputes everything from; the two-stage plan
         # needs it in memory anyway.
         z = _new(x, batch, HIDDEN_SIZE) if keep_for_backward or PARTIAL_SLOTS else empty
-        mean = _new(x, batch, NUM_GROUPS)
-        rstd = _new(x, batch, NUM_GROUPS)
-        partials = _new(x, batch, NUM_GROUPS, PARTIAL_SLOTS, 2) if PARTIAL_SLOTS else empty
+        # Group statistics stay in float64: backward's projection needs them more exact than fp32 (see
+        # gn_backward); the forward rounds them to fp32 to normalize, and backward repeats that rounding.
+        mean = _new(x, batch, NUM_GROUPS, dtype=torch.float64)
+        rstd = _new(x, batch, NUM_GROUPS, dtype=torch.float64)
+        partials = _new(x, batch, NUM_GROUPS, PARTIAL_SLOTS, 2, dtype=torch.float64) if PARTIAL_SLOTS else empty
         kernels.forward(x, weight, bias, gamma, beta, out, z, mean, rstd, partials, eps, slope, _stream(x.device))
         if keep_for_backward:
             ctx.save_for_backward(x, weight, gamma, beta, z, mean, rstd)
@@ -1151,15 +1226,18 @@ class _LinearGroupNormLeakyReLU2(torch.autograd.Function):
         if grad_out.dtype != torch.float32:
             raise TypeError("ModelNew backward expects a float32 gradient, got {}".format(grad_out.dtype))
         dz = _new(z, *z.shape)
+        exact = x.shape[0] * HIDDEN_SIZE * INPUT_SIZE <= EXACT_MAX_MACS
+        dz_lo = _new(z, *z.shape) if exact else z.new_empty(0)
         dgamma, dbeta, dbias = (_new(gamma, HIDDEN_SIZE) for _ in range(3))
-        kernels.backward_epilogue(grad_out, z, mean, rstd, gamma, beta, dz, dgamma, dbeta, dbias, ctx.slope, stream)
+        kernels.backward_epilogue(grad_out, z, mean, rstd, gamma, beta, dz, dz_lo, dgamma, dbeta, dbias, ctx.slope,
+                                  stream)
         dx = dw = None
         if ctx.needs_input_grad[0]:
             dx = _new(x, *x.shape)
-            kernels.grad_input(dz, weight, dx, stream)
+            kernels.grad_input(dz, dz_lo, weight, dx, stream)
         if ctx.needs_input_grad[1]:
             dw = _new(weight, *weight.shape)
-            kernels.grad_weight(dz, x, dw, stream)
+            kernels.grad_weight(dz, dz_lo, x, dw, stream)
         return dx, dw, dbias, dgamma, dbeta, None, None, None
 
 
