@@ -196,7 +196,9 @@ __device__ __forceinline__ void mainloop(float (&acc)[8][8], float* smem,
     if (kt + 1 < k_tiles) load((kt + 1) * BK);  // in flight while this slice computes
     const float* as = As + buf * BK * AS_STRIDE;
     const float* bs = Bs + buf * BK * BS_STRIDE;
-#pragma unroll
+    // EXACT keeps 128 sums live: unrolled over k as well, some variants spill at 255 registers on sm_80.
+    constexpr int UNROLL_K = EXACT ? 1 : BK;
+#pragma unroll UNROLL_K
     for (int kk = 0; kk < BK; ++kk) {
       const float4 a0 = *reinterpret_cast<const float4*>(as + kk * AS_STRIDE + ty4);
       const float4 a1 = *reinterpret_cast<const float4*>(as + kk * AS_STRIDE + BM / 2 + ty4);
