@@ -16,7 +16,7 @@ class Spec:
     negative_slope: float = 0.01
 
     def __post_init__(self):
-        for field in ("input_size", "hidden_size", "num_groups"):
+        for field in ("hidden_size", "num_groups", "input_size"):  # hidden first: --input defaults to it
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise SpecError(f"{field} must be an int, got {value!r} ({type(value).__name__})")

@@ -60,6 +60,7 @@ def test_render_default_out_dir_is_generated(tmp_path):
 @pytest.mark.parametrize("args, words", [
     (["--hidden", 10, "--groups", 3], ["divisible", "10", "3"]),
     (["--input", 8, "--hidden", 0, "--groups", 1], ["hidden_size", "0"]),
+    (["--hidden", 0, "--groups", 1], ["hidden_size", "0"]),  # not input_size, which defaults to hidden
     (["--hidden", 64, "--groups", 4, "--input", -2], ["input_size", "-2"]),
     (["--hidden", 64, "--groups", 4, "--eps", 0], ["eps"]),
     (["--hidden", 64, "--groups", 4, "--eps", "nan"], ["eps", "nan"]),
