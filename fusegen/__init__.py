@@ -5,9 +5,9 @@ CUDA, C++ binding and a Python module) -> the generated module builds itself on 
 """
 __version__ = "0.1.0"
 
-from .plan import GemmTile, Plan, plan  # noqa: E402
+from .plan import GemmTile, MmaTile, Plan, plan  # noqa: E402
 from .render import render, render_binding, render_cuda, write_module  # noqa: E402
 from .spec import Spec, SpecError  # noqa: E402
 
-__all__ = ["Spec", "SpecError", "GemmTile", "Plan", "plan", "render", "render_cuda", "render_binding",
+__all__ = ["Spec", "SpecError", "GemmTile", "MmaTile", "Plan", "plan", "render", "render_cuda", "render_binding",
            "write_module", "__version__"]

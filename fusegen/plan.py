@@ -1,18 +1,22 @@
-"""The planner: decides GEMM tiles and the GroupNorm strategy for a Spec. Templates only express a Plan."""
+"""The planner: decides the GEMM engine, tiles and the GroupNorm strategy for a Spec. Templates only express a Plan."""
 import dataclasses
 import hashlib
+from typing import Union
 
-from .spec import Spec
+from .spec import FP32, TF32, TF32X3, Spec
 
-__all__ = ["GemmTile", "Plan", "plan", "TILE_LOCAL", "TWO_STAGE"]
+__all__ = ["GemmTile", "MmaTile", "Plan", "plan", "FRAGMENT", "TILE_LOCAL", "TWO_STAGE"]
 
+# GroupNorm strategies, cheapest first.
+FRAGMENT = "fragment"  # a group lives in one quad of lanes' mma fragments: statistics are register adds + shuffles
 TILE_LOCAL = "tile_local"  # a group fits in the output tile: statistics in the GEMM epilogue, output written once
 TWO_STAGE = "two_stage"  # a group spans tiles: partial statistics in the epilogue, then a normalize kernel
 
 
 @dataclasses.dataclass(frozen=True)
 class GemmTile:
-    """A thread block computes block_m x block_n outputs; each thread an 8x8 micro tile (two 4x4 halves)."""
+    """SIMT engine: a thread block computes block_m x block_n outputs; each thread an 8x8 micro tile (two 4x4
+    halves). Runs the fp32 precision and, in every precision, the compensated small GEMMs."""
     block_m: int = 128
     block_n: int = 128
     block_k: int = 8
@@ -39,11 +43,61 @@ class GemmTile:
 
 
 @dataclasses.dataclass(frozen=True)
+class MmaTile:
+    """Tensor-core engine (sm_80+, mma.sync m16n8k8 TF32): warps_m x warps_n warps share a block_m x block_n
+    tile, each warp a grid of 16x8 mma tiles; block_k of the reduction per stage of a `stages`-deep cp.async
+    pipeline."""
+    block_m: int = 128
+    block_n: int = 128
+    block_k: int = 32
+    warps_m: int = 2
+    warps_n: int = 4
+    stages: int = 3
+
+    def __post_init__(self):
+        if self.block_m % (16 * self.warps_m) or self.block_n % (8 * self.warps_n):
+            raise ValueError(f"a warp's tile ({self.block_m}/{self.warps_m} x {self.block_n}/{self.warps_n}) must be "
+                             f"a whole number of 16x8 mma tiles")
+        if self.block_k % 8 or self.block_k <= 0:
+            raise ValueError(f"block_k must be a positive multiple of 8 (the mma k), got {self.block_k}")
+        if self.block_m % 32 or self.block_n % 32:
+            raise ValueError("block_m and block_n must be multiples of 32 (conflict-free shared-memory strides)")
+        if self.stages < 2:
+            raise ValueError(f"the pipeline needs at least 2 stages, got {self.stages}")
+        for extent in (self.block_m, self.block_n):
+            if (extent * self.block_k) % (4 * self.threads):
+                raise ValueError("each operand tile must split into whole 16-byte loads per thread")
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps_m * self.warps_n
+
+    @property
+    def warp_m(self) -> int:
+        return self.block_m // self.warps_m
+
+    @property
+    def warp_n(self) -> int:
+        return self.block_n // self.warps_n
+
+    @property
+    def smem_bytes(self) -> int:
+        """Pipeline buffers (the larger of the k-major and the m/n-major layout of each operand)."""
+        per_stage = sum(max(e * (self.block_k + 4), self.block_k * (e + 8)) for e in (self.block_m, self.block_n))
+        return 4 * self.stages * per_stage
+
+    @property
+    def name(self) -> str:
+        return f"m{self.block_m}n{self.block_n}k{self.block_k}w{self.warps_m}x{self.warps_n}s{self.stages}"
+
+
+@dataclasses.dataclass(frozen=True)
 class Plan:
     spec: Spec
-    mainloop: str  # template name: mainloop_<mainloop>.cuh.j2
-    tile: GemmTile  # used by the forward GEMM and both backward GEMMs
-    group_strategy: str  # TILE_LOCAL or TWO_STAGE
+    mainloop: str  # template name of the main engine: mainloop_<mainloop>.cuh.j2
+    tile: Union[GemmTile, MmaTile]  # the main engine's tile: the forward GEMM and both backward GEMMs
+    simt_tile: GemmTile  # the SIMT engine (compensated small GEMMs; the main engine too in fp32); same block_m/n
+    group_strategy: str  # FRAGMENT, TILE_LOCAL or TWO_STAGE
     promote_every_k: int  # add the running accumulators into a separate fp32 sum every this many k (0: never)
     # GEMMs of at most this many multiply-adds (checked at run time) are summed compensated (Dot2), with dz
     # carried as an fp32 pair into the backward GEMMs: for small GEMMs a few ill-conditioned values decide the
@@ -59,19 +113,25 @@ class Plan:
         return self.spec.group_width
 
     @property
+    def precision(self) -> str:
+        return self.spec.precision
+
+    @property
     def summary(self) -> str:
-        groups = ("group statistics in the GEMM epilogue (a group fits the tile)" if self.group_strategy == TILE_LOCAL
-                  else f"two-stage: partial statistics in the GEMM epilogue, then a normalize kernel "
-                       f"(a group of {self.group_width} spans up to {self.pieces_per_group} tiles)")
-        return (f"{self.mainloop} GEMM, tile {self.tile.block_m}x{self.tile.block_n}x{self.tile.block_k} "
-                f"({self.tile.threads} threads); group width {self.group_width}: {groups}")
+        groups = {FRAGMENT: "group statistics on the mma fragments in registers (a group fits one quad of lanes)",
+                  TILE_LOCAL: "group statistics in the GEMM epilogue (a group fits the tile)",
+                  TWO_STAGE: f"two-stage: partial statistics in the GEMM epilogue, then a normalize kernel "
+                             f"(a group of {self.group_width} spans up to {self.pieces_per_group} tiles)"}
+        return (f"{self.precision} {self.mainloop} GEMM, tile {self.tile.name} ({self.tile.threads} threads); "
+                f"group width {self.group_width}: {groups[self.group_strategy]}")
 
     @property
     def kernel_uri(self) -> str:
         """Readable name of the compiled specialization; specs that share it share one build."""
         sizes = f"_i{self.spec.input_size}_h{self.spec.hidden_size}" if self.fixed_sizes else ""
-        strategy = "tile" if self.group_strategy == TILE_LOCAL else "2stage"
-        return f"fg_{self.mainloop}_{self.tile.name}p{self.promote_every_k}_gw{self.group_width}_{strategy}{sizes}"
+        strategy = {FRAGMENT: "frag", TILE_LOCAL: "tile", TWO_STAGE: "2stage"}[self.group_strategy]
+        return (f"fg_{self.precision}_{self.mainloop}_{self.tile.name}p{self.promote_every_k}_gw{self.group_width}"
+                f"_{strategy}{sizes}")
 
     @property
     def module_name(self) -> str:
@@ -83,7 +143,7 @@ class Plan:
     @property
     def variant_key(self) -> tuple:
         """The structural choices that change the shape of the emitted CUDA (not just its constants)."""
-        return (self.mainloop, self.tile, self.group_strategy, self.fixed_sizes)
+        return (self.precision, self.mainloop, self.tile, self.group_strategy, self.fixed_sizes)
 
 
 def _next_pow2(n: int) -> int:
@@ -93,29 +153,47 @@ def _next_pow2(n: int) -> int:
     return p
 
 
-def plan(spec: Spec, *, fixed_sizes: bool = True, tile: GemmTile = None) -> Plan:
+def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile] = None, gpu: str = None,
+         batch: int = None) -> Plan:
     """Choose how to compute `spec`.
 
     fixed_sizes bakes input/hidden into the kernels (lets the compiler drop bounds checks); test suites turn it
-    off so that many random shapes share one build per group width.
+    off so that many random shapes share one build per group width. `tile` overrides the heuristic: a GemmTile
+    for fp32, an MmaTile for the tensor-core precisions. Without it, `gpu` (a device name) looks the tile up in
+    the tuning table (`fusegen tune`; the entry for `batch`, else the largest batch tuned).
     """
     from . import __version__
 
     if not isinstance(spec, Spec):
         raise TypeError(f"plan() takes a fusegen.Spec, got {type(spec).__name__}")
-    tile = tile or GemmTile()
+    tensor_cores = spec.precision in (TF32X3, TF32)
+    want = MmaTile if tensor_cores else GemmTile
+    if tile is not None and not isinstance(tile, want):
+        raise TypeError(f"precision {spec.precision} runs on {want.__name__}s, got a {type(tile).__name__}")
+    if tile is None and gpu:
+        from .tune import lookup
+        tile = lookup(spec, gpu, batch)
+    tile = tile or want()
+    # Compensated small GEMMs always run on the SIMT engine, on the same output tile (one group strategy).
+    simt_tile = tile if not tensor_cores else GemmTile(block_m=tile.block_m, block_n=tile.block_n)
     gw = spec.group_width
-    if tile.block_n % gw == 0:
+    if tensor_cores and gw & (gw - 1) == 0 and tile.warp_n % gw == 0:
+        strategy, pieces = FRAGMENT, 1
+    elif tile.block_n % gw == 0:
         strategy, pieces = TILE_LOCAL, 1
     else:
         strategy = TWO_STAGE
         # a run of gw columns starting anywhere inside a tile touches at most this many tiles
         pieces = (gw + 2 * tile.block_n - 2) // tile.block_n
-    # Two-level summation: each thread's FMA chain restarts every PROMOTE_K of the reduction and is added into
-    # a total kept in shared memory. The rounding error then grows with K/64 + 64 rather than K, which keeps our
-    # fp32 GEMM at least as accurate as cuBLAS's (split) reductions at every K, for ~5% more instructions.
-    promote = 64 if 64 % tile.block_k == 0 else 0
-    return Plan(spec=spec, mainloop="simt_fp32", tile=tile, group_strategy=strategy, promote_every_k=promote,
-                exact_max_macs=1 << 28,
+    # Two-level summation: each thread's running sums restart every 64 of the reduction and are added into
+    # separate fp32 totals. For fp32 FFMA the rounding error then grows with K/64 + 64 rather than K (at least
+    # as accurate as cuBLAS's split reductions, ~5% more instructions). For 3xTF32 it is what makes the result
+    # fp32-accurate at all: the tensor cores' own long accumulation loses bits (h200_baselines: 2.6e-4 over all
+    # of K=8192, 4.7e-5 promoted every 64). TF32's own rounding (~3e-4) dwarfs it: no totals, fewer registers.
+    promote = 0 if spec.precision == TF32 else 64
+    if promote and promote % tile.block_k:
+        raise ValueError(f"block_k ({tile.block_k}) must divide the promotion interval ({promote})")
+    return Plan(spec=spec, mainloop="mma_tf32" if tensor_cores else "simt_fp32", tile=tile, simt_tile=simt_tile,
+                group_strategy=strategy, promote_every_k=promote, exact_max_macs=1 << 28,
                 lanes_per_group=min(32, _next_pow2(gw)), pieces_per_group=pieces,
                 fixed_sizes=fixed_sizes, fusegen_version=__version__)

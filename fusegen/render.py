@@ -46,8 +46,23 @@ def render(spec_or_plan) -> str:
     """Source of the generated Python module for a Spec (planned with defaults) or a Plan."""
     p = _as_plan(spec_or_plan)
     return _environment().get_template("module.py.j2").render(
-        plan=p, spec=p.spec, cuda_source=_py_literal(render_cuda(p)), cpp_source=_py_literal(render_binding(p)),
+        plan=p, spec=p.spec, render_command=render_command(p), cuda_source=_py_literal(render_cuda(p)), cpp_source=_py_literal(render_binding(p)),
         cuda_flags=list(CUDA_FLAGS), cxx_flags=list(CXX_FLAGS), jit_runtime=JIT_RUNTIME.read_text())
+
+
+def render_command(p: Plan) -> str:
+    """The `fusegen render` command line that regenerates this plan's module (tiles: from the tuning table)."""
+    s = p.spec
+    cmd = f"fusegen render --input {s.input_size} --hidden {s.hidden_size} --groups {s.num_groups}"
+    if s.eps != Spec.eps:
+        cmd += f" --eps {s.eps!r}"
+    if s.negative_slope != Spec.negative_slope:
+        cmd += f" --negative-slope {s.negative_slope!r}"
+    if s.precision != Spec.precision:
+        cmd += f" --precision {s.precision}"
+    if not p.fixed_sizes:
+        cmd += " --dynamic-sizes"
+    return cmd
 
 
 def write_module(spec_or_plan, out_dir="generated") -> pathlib.Path:

@@ -3,6 +3,13 @@ import dataclasses
 import math
 
 
+# How the GEMMs multiply (see the README's precision table):
+TF32X3 = "3xtf32"  # tensor cores, each fp32 operand split into two TF32 parts, 3 products: fp32-accurate
+TF32 = "tf32"  # tensor cores, operands rounded to TF32: fastest, ~3e-4 relative error (fails allclose 1e-4)
+FP32 = "fp32"  # plain fp32 FFMA: any GPU
+PRECISIONS = (TF32X3, TF32, FP32)
+
+
 class SpecError(ValueError):
     """A spec that no module can be generated for; the message says what was expected."""
 
@@ -14,6 +21,7 @@ class Spec:
     num_groups: int
     eps: float = 1e-5
     negative_slope: float = 0.01
+    precision: str = TF32X3
 
     def __post_init__(self):
         for field in ("hidden_size", "num_groups", "input_size"):  # hidden first: --input defaults to it
@@ -30,6 +38,8 @@ class Spec:
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise SpecError(f"{field} must be a finite number, got {value!r}")
+        if self.precision not in PRECISIONS:
+            raise SpecError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         if self.eps <= 0:
             raise SpecError(f"eps must be positive, got {self.eps}")
 

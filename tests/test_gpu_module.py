@@ -1,6 +1,7 @@
 """GPU tests: the generated module against the fp64/fp32 PyTorch reference. Skipped without CUDA and nvcc.
 
-FUSEGEN_GPU_EXAMPLES sets the number of hypothesis examples (default 100).
+FUSEGEN_GPU_EXAMPLES sets the number of hypothesis examples per precision (default 100); FUSEGEN_PRECISIONS
+(comma-separated, default all) the precisions the property and hard-shape tests cover.
 """
 import os
 import subprocess
@@ -21,6 +22,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="n
 # examples compiles six extensions.
 GROUP_WIDTHS = (1, 3, 16, 128, 200, 384)
 EXAMPLES = int(os.environ.get("FUSEGEN_GPU_EXAMPLES", "100"))
+PRECISIONS = tuple(os.environ.get("FUSEGEN_PRECISIONS", ",".join(fusegen.spec.PRECISIONS)).split(","))
 
 
 @pytest.fixture(scope="session")
@@ -41,25 +43,27 @@ def dynamic_module(spec, out_dir):
 
 @pytest.fixture(scope="session")
 def prebuilt(module_dir):
-    """Build every group width's extension at once, one process each, so compiles overlap."""
+    """Build every (precision, group width) extension at once, one process each, so compiles overlap."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     procs = []
-    for gw in GROUP_WIDTHS:
-        path = fusegen.write_module(fusegen.plan(fusegen.Spec(8, gw, 1), fixed_sizes=False), module_dir)
-        code = ("import importlib.util, sys; s = importlib.util.spec_from_file_location('m', sys.argv[1]); "
-                "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); m._kernels()")
-        procs.append((gw, subprocess.Popen([sys.executable, "-c", code, str(path)], env=env,
-                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
-    for gw, proc in procs:
+    for precision in PRECISIONS:
+        for gw in GROUP_WIDTHS:
+            spec = fusegen.Spec(8, gw, 1, precision=precision)
+            path = fusegen.write_module(fusegen.plan(spec, fixed_sizes=False), module_dir)
+            code = ("import importlib.util, sys, torch; s = importlib.util.spec_from_file_location('m', sys.argv[1]); "
+                    "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); m._kernels(torch.device('cuda', 0))")
+            procs.append(((precision, gw), subprocess.Popen([sys.executable, "-c", code, str(path)], env=env,
+                                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+    for key, proc in procs:
         out, _ = proc.communicate(timeout=900)
-        assert proc.returncode == 0, f"build for group width {gw} failed:\n{out}"
+        assert proc.returncode == 0, f"build for (precision, group width) {key} failed:\n{out}"
     return module_dir
 
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=False, print_blob=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_random_shapes_match_fp64_reference(data, prebuilt):
+def _random_shapes(data, precision, prebuilt):
     gw = data.draw(st.sampled_from(GROUP_WIDTHS), label="group width")
     groups = data.draw(st.one_of(st.just(1), st.integers(1, 8), st.integers(1, max(1, 8192 // gw))), label="groups")
     input_size = data.draw(st.one_of(st.integers(1, 16), st.integers(1, 8192),
@@ -68,8 +72,13 @@ def test_random_shapes_match_fp64_reference(data, prebuilt):
                       label="batch")
     seed = data.draw(st.integers(0, 2**31 - 1), label="seed")
     assume(batch * gw > 1)  # the reference's GroupNorm refuses a single value a group
-    spec = fusegen.Spec(input_size=input_size, hidden_size=gw * groups, num_groups=groups)
+    spec = fusegen.Spec(input_size=input_size, hidden_size=gw * groups, num_groups=groups, precision=precision)
     compare_with_reference(dynamic_module(spec, prebuilt).ModelNew, spec, batch, seed)
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_random_shapes_match_fp64_reference(precision, prebuilt):
+    _random_shapes(precision=precision, prebuilt=prebuilt)
 
 
 # Shapes earlier runs found hard, kept as fixed cases: a 200-channel group (two-stage) at batch 691 where one
@@ -81,11 +90,12 @@ HARD_CASES = [(200, 38, 16, 691, 4045), (3, 8, 8192, 7, 8), (200, 1, 1, 1, 9825)
     (3, 92, 273, 2, 0), (3, 45, 272, 512, 1)]
 
 
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("gw,groups,input_size,batch,seed", HARD_CASES)
-def test_known_hard_shapes(gw, groups, input_size, batch, seed, prebuilt):
+def test_known_hard_shapes(gw, groups, input_size, batch, seed, precision, prebuilt):
     if batch * gw == 1:
         pytest.skip("GroupNorm needs more than one value a group")
-    spec = fusegen.Spec(input_size=input_size, hidden_size=gw * groups, num_groups=groups)
+    spec = fusegen.Spec(input_size=input_size, hidden_size=gw * groups, num_groups=groups, precision=precision)
     compare_with_reference(dynamic_module(spec, prebuilt).ModelNew, spec, batch, seed)
 
 

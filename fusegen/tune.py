@@ -1,0 +1,176 @@
+"""Autotuning: time candidate GEMM tiles for one spec on the GPU in hand and keep the winner in a tuning table.
+
+The table (fusegen/tuning.json, JSON) maps GPU name -> precision -> shape key -> the winning tile and its
+times. plan() consults it (see plan.tuned_tile); without an entry the planner's heuristic decides.
+"""
+import dataclasses
+import importlib.util
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+from .plan import GemmTile, MmaTile, plan
+from .spec import FP32, TF32, Spec
+
+TABLE = pathlib.Path(__file__).resolve().parent / "tuning.json"
+SMEM_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_90 (sm_80: 163 KB; the build reports a miss)
+
+
+def shape_key(spec: Spec, batch: int) -> str:
+    return f"i{spec.input_size}_h{spec.hidden_size}_g{spec.num_groups}_b{batch}"
+
+
+def load_table(path=TABLE) -> dict:
+    path = pathlib.Path(path)
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def lookup(spec: Spec, gpu: str, batch: int = None, path=TABLE):
+    """The tuned tile for (gpu, precision, shape), or None. Without a batch, the entry of the largest batch."""
+    entries = load_table(path).get(gpu, {}).get(spec.precision, {})
+    prefix = shape_key(spec, 0)[:-2]  # "i.._h.._g.._"
+    matches = {k: v for k, v in entries.items() if k.startswith(prefix) and (batch is None or k == prefix + f"b{batch}")}
+    if not matches:
+        return None
+    best = max(matches, key=lambda k: int(k.rsplit("_b", 1)[1]))
+    cls = GemmTile if spec.precision == FP32 else MmaTile
+    return cls(**matches[best]["tile"])
+
+
+def candidates(precision: str):
+    """Tiles worth timing for a precision (valid, within shared memory)."""
+    if precision == FP32:
+        return [GemmTile(), GemmTile(block_m=64, block_n=128), GemmTile(block_m=128, block_n=64)]
+    shapes = [(128, 128, 2, 4), (128, 128, 4, 4), (128, 128, 4, 2), (64, 128, 2, 4), (128, 64, 4, 2)]
+    if precision == TF32:  # no promotion totals: 64x64 warp tiles fit the registers
+        shapes += [(128, 256, 2, 4), (256, 128, 4, 2), (128, 128, 2, 2)]
+    out = []
+    for bm, bn, wm, wn in shapes:
+        for bk, stages in ((32, 3), (32, 4), (16, 4), (16, 6)):
+            try:
+                t = MmaTile(block_m=bm, block_n=bn, block_k=bk, warps_m=wm, warps_n=wn, stages=stages)
+            except ValueError:
+                continue
+            if t.smem_bytes <= SMEM_LIMIT:
+                out.append(t)
+    return out
+
+
+def _progress(done, total, label, stream=sys.stderr):
+    width = 30
+    filled = int(width * done / max(total, 1))
+    stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label[:60]:<60}")
+    stream.flush()
+    if done == total:
+        stream.write("\n")
+
+
+def _import(path):
+    spec = importlib.util.spec_from_file_location(f"fusegen_tune_{path.stem}", str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _build_all(paths, jobs):
+    """Compile every candidate's extension, `jobs` processes at a time (nvcc is single-threaded)."""
+    code = ("import importlib.util, sys, torch; s = importlib.util.spec_from_file_location('m', sys.argv[1]); "
+            "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); m._kernels(torch.device('cuda', 0))")
+    env = dict(os.environ, FUSEGEN_QUIET="1")
+    pending, running, failed, done = list(paths), [], {}, 0
+    while pending or running:
+        while pending and len(running) < jobs:
+            p = pending.pop(0)
+            running.append((p, subprocess.Popen([sys.executable, "-c", code, str(p)], env=env, text=True,
+                                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)))
+        time.sleep(0.2)
+        for item in list(running):
+            p, proc = item
+            if proc.poll() is not None:
+                running.remove(item)
+                done += 1
+                if proc.returncode:
+                    failed[p] = proc.stdout.read()[-2000:]
+                _progress(done, len(paths), f"built {p.stem}")
+    return failed
+
+
+def time_ms(fn, reps, warmup=3):
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, table=TABLE, log=sys.stderr):
+    """Time every candidate tile (forward and forward+backward), return the rows sorted by forward+backward
+    time and, with save, store the winner in the tuning table."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError("fusegen tune needs a CUDA GPU (none is visible)")
+    from .render import write_module
+
+    tiles = list(tiles or candidates(spec.precision))
+    gpu = torch.cuda.get_device_name()
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-tune-"))
+    paths = {t: write_module(plan(spec, tile=t), workdir) for t in tiles}
+    log.write(f"tuning {spec} at batch {batch} on {gpu}: {len(tiles)} candidate tiles\n")
+    failed = _build_all(list(paths.values()), jobs or max(1, min(len(tiles), os.cpu_count() or 1)))
+    for t, p in paths.items():
+        if p in failed:
+            log.write(f"  {t.name}: build failed (skipped)\n{failed[p]}\n")
+    torch.manual_seed(0)
+    x = torch.rand(batch, spec.input_size, device="cuda")
+    g = torch.randn(batch, spec.hidden_size, device="cuda")
+    rows = []
+    timed = [t for t in tiles if paths[t] not in failed]
+    for i, t in enumerate(timed):
+        module = _import(paths[t])
+        model = module.ModelNew(spec.input_size, spec.hidden_size, spec.num_groups).cuda()
+        xg = x.clone().requires_grad_()
+
+        def fwd():
+            with torch.no_grad():
+                model(x)
+
+        def fwd_bwd():
+            model(xg).backward(g)
+
+        f_ms, fb_ms = time_ms(fwd, reps), time_ms(fwd_bwd, reps)
+        rows.append({"tile": dataclasses.asdict(t), "name": t.name, "forward_ms": round(f_ms, 4),
+                     "forward_backward_ms": round(fb_ms, 4)})
+        _progress(i + 1, len(timed), f"{t.name}: fwd {f_ms:.3f} ms, fwd+bwd {fb_ms:.3f} ms")
+        del model
+    if not rows:
+        raise RuntimeError("no candidate tile built; see the build errors above")
+    rows.sort(key=lambda r: r["forward_backward_ms"])
+    if save:
+        entry = dict(rows[0], date=time.strftime("%Y-%m-%d"), reps=reps, candidates=len(rows))
+        data = load_table(table)
+        data.setdefault(gpu, {}).setdefault(spec.precision, {})[shape_key(spec, batch)] = entry
+        _atomic_write_json(pathlib.Path(table), data)
+    return gpu, rows
+
+
+def _atomic_write_json(path, data):
+    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, path)
