@@ -1,18 +1,22 @@
-"""Time the headline layer: fusegen's module against PyTorch eager and torch.compile (fp32, TF32 off).
+"""Time the headline layer: fusegen's modules against PyTorch eager and torch.compile (fp32, TF32 off).
 
-Forward = one call under no_grad; forward+backward = y = model(x); y.backward(g). CUDA events, median of
---reps timed calls after warm-up. Writes benchmarks/results/<gpu>.json and <gpu>.md (the table the README shows).
+fusegen 3xtf32 is the committed module (generated/); the other precisions are rendered the same way (the
+tuning table's tile for this GPU). Forward = one call under no_grad; forward+backward = y = model(x);
+y.backward(g). CUDA events, median of --reps timed calls after warm-up; each GEMM kernel is also timed alone
+(TFLOP/s against the ceilings). Writes benchmarks/results/<gpu>.json and <gpu>.md (the table the README shows).
 
-    PYTHONPATH=. python benchmarks/bench.py [--batch 1024] [--reps 50]
+    PYTHONPATH=. python benchmarks/bench.py [--batch 1024] [--reps 50] [--precisions 3xtf32,tf32,fp32]
 """
 import argparse
 import copy
+import dataclasses
 import datetime
 import json
 import pathlib
 import re
 import statistics
 import sys
+import tempfile
 
 import torch
 
@@ -24,6 +28,7 @@ import fusegen  # noqa: E402
 from helpers import HEADLINE, import_file, reference_namespace, rel_err  # noqa: E402
 
 GEMM_FLOP = 2 * 1024 * 8192 * 8192  # one headline GEMM
+CEILING_TFLOPS = {"3xtf32": 165, "tf32": 495, "fp32": 67}  # h200_baselines.md / the datasheet
 
 
 def time_ms(fn, reps, warmup=5):
@@ -54,6 +59,7 @@ def main():
     parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--precisions", default="3xtf32,tf32,fp32", help="fusegen precisions to time")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results"))
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -66,9 +72,18 @@ def main():
     init = (spec.input_size, spec.hidden_size, spec.num_groups)
     torch.manual_seed(0)
     ref = ns["Model"](*init).cuda()
-    torch.manual_seed(0)
-    ours = module.ModelNew(*init).cuda()
-    models = {"fusegen": ours, "pytorch eager": ref}
+    gpu = torch.cuda.get_device_name()
+    models, kernels = {}, {}
+    for precision in args.precisions.split(","):
+        if precision == "3xtf32":
+            m = module
+        else:  # rendered as `fusegen render --precision P` would on this GPU
+            p = fusegen.plan(dataclasses.replace(spec, precision=precision), gpu=gpu)
+            m = import_file(fusegen.write_module(p, tempfile.mkdtemp()))
+        torch.manual_seed(0)
+        models[f"fusegen {precision}"] = m.ModelNew(*init).cuda()
+        kernels[f"fusegen {precision}"] = (m, precision)
+    models["pytorch eager"] = ref
     if not args.no_compile:
         models["torch.compile"] = torch.compile(copy.deepcopy(ref))
     ref64 = copy.deepcopy(ref).double()
@@ -97,28 +112,61 @@ def main():
                      "forward_gemm_tflops": round(GEMM_FLOP * flop_scale / f_ms / 1e9, 1),
                      "forward_backward_gemm_tflops": round(3 * GEMM_FLOP * flop_scale / fb_ms / 1e9, 1),
                      "out_rel_err_vs_fp64": float(f"{err:.3g}")})
-        print(f"{name:>14}: forward {f_ms:.3f} ms, forward+backward {fb_ms:.3f} ms, rel. err {err:.2g}", flush=True)
+        if name in kernels:
+            rows[-1]["gemm_tflops"] = gemm_tflops(*kernels[name], model, x, g, args.reps)
+        print(f"{name:>18}: forward {f_ms:.3f} ms, forward+backward {fb_ms:.3f} ms, rel. err {err:.2g}"
+              + (f", GEMM TFLOP/s {rows[-1]['gemm_tflops']}" if name in kernels else ""), flush=True)
 
-    gpu = torch.cuda.get_device_name()
     slug = re.sub(r"[^a-z0-9]+", "-", gpu.lower()).strip("-")
     result = {"gpu": gpu, "torch": torch.__version__, "cuda": torch.version.cuda, "fusegen": fusegen.__version__,
-              "module": path.name, "plan": fusegen.plan(spec).summary, "batch": args.batch,
+              "module": path.name, "plan": module.__doc__.split("Plan: ")[1].split("\n")[0], "batch": args.batch,
               "input_size": spec.input_size, "hidden_size": spec.hidden_size, "num_groups": spec.num_groups,
               "reps": args.reps, "date": datetime.date.today().isoformat(), "rows": rows}
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{slug}.json").write_text(json.dumps(result, indent=2) + "\n")
     base = {r["impl"]: r for r in rows}["pytorch eager"]
+    compiled = {r["impl"]: r for r in rows}.get("torch.compile", base)
     lines = [f"Headline layer (batch {args.batch}, input {spec.input_size}, hidden {spec.hidden_size}, "
              f"{spec.num_groups} groups), fp32, {gpu}, torch {torch.__version__}, median of {args.reps}.", "",
-             "| implementation | forward ms | fwd+bwd ms | speedup fwd / fwd+bwd vs eager | GEMM TFLOP/s fwd / fwd+bwd | out rel. err vs fp64 |",
-             "|---|---|---|---|---|---|"]
+             "| implementation | forward ms | fwd+bwd ms | speedup vs eager fwd / fwd+bwd | vs torch.compile | layer TFLOP/s fwd / fwd+bwd | out rel. err vs fp64 |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['impl']} | {r['forward_ms']:.3f} | {r['forward_backward_ms']:.3f} | "
                      f"{base['forward_ms'] / r['forward_ms']:.2f}x / {base['forward_backward_ms'] / r['forward_backward_ms']:.2f}x | "
+                     f"{compiled['forward_ms'] / r['forward_ms']:.2f}x / {compiled['forward_backward_ms'] / r['forward_backward_ms']:.2f}x | "
                      f"{r['forward_gemm_tflops']} / {r['forward_backward_gemm_tflops']} | {r['out_rel_err_vs_fp64']:.2g} |")
+    lines += ["", "Each fusegen GEMM kernel timed alone (TFLOP/s of the fp32 product; ceiling of the precision):", "",
+              "| module | forward GEMM + GroupNorm | grad_input GEMM | grad_weight GEMM | ceiling |", "|---|---|---|---|---|"]
+    for r in rows:
+        if "gemm_tflops" in r:
+            t = r["gemm_tflops"]
+            lines.append(f"| {r['impl']} | {t['forward']} | {t['grad_input']} | {t['grad_weight']} | "
+                         f"{CEILING_TFLOPS[r['impl'].split()[-1]]} |")
     (out / f"{slug}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def gemm_tflops(module, precision, model, x, g, reps):
+    """Each of the module's three GEMM kernels timed alone through its extension (no autograd around it)."""
+    k = module._kernels(x.device)
+    stream = torch.cuda.current_stream().cuda_stream
+    batch, hidden, inp = x.shape[0], model.fc.weight.shape[0], x.shape[1]
+    out, z = torch.empty(batch, hidden, device="cuda"), torch.empty(batch, hidden, device="cuda")
+    stats = [torch.empty(batch, model.gn.num_groups, device="cuda", dtype=torch.float64)
+             for _ in range(2)]
+    partials = torch.empty(batch * model.gn.num_groups * max(1, module.PARTIAL_SLOTS) * 2, device="cuda",
+                           dtype=torch.float64) if module.PARTIAL_SLOTS else x.new_empty(0)
+    dx, dw, none = torch.empty_like(x), torch.empty_like(model.fc.weight), x.new_empty(0)
+    w = model.fc.weight.detach()
+    calls = {
+        "forward": lambda: k.forward(x, w, model.fc.bias.detach(), model.gn.weight.detach(), model.gn.bias.detach(),
+                                     out, z, stats[0], stats[1], partials, 1e-5, 0.01, stream),
+        "grad_input": lambda: k.grad_input(g, none, w, dx, stream),
+        "grad_weight": lambda: k.grad_weight(g, none, x, dw, stream),
+    }
+    flop = 2 * batch * hidden * inp
+    return {name: round(flop / time_ms(fn, reps) / 1e9, 1) for name, fn in calls.items()}
 
 
 if __name__ == "__main__":

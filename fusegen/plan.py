@@ -108,6 +108,7 @@ class Plan:
     pieces_per_group: int  # TWO_STAGE: most output tiles one group can touch (partial-statistics slots)
     fixed_sizes: bool  # input and hidden sizes are compile-time constants (the batch never is)
     fusegen_version: str
+    tuned_for: str = ""  # the GPU whose tuning-table entry chose `tile` ("": the heuristic or the caller chose)
 
     @property
     def group_width(self) -> int:
@@ -125,7 +126,8 @@ class Plan:
                              f"(a group of {self.group_width} spans up to {self.pieces_per_group} tiles)"}
         engine = self.mainloop + (f" (groups under {TINY_GROUP} channels: fp32 FFMA for accuracy)"
                                   if self.precision == TF32X3 and self.mainloop == "simt_fp32" else "")
-        return (f"{self.precision} {engine} GEMM, tile {self.tile.name} ({self.tile.threads} threads); "
+        tuned = f", tuned on {self.tuned_for}" if self.tuned_for else ""
+        return (f"{self.precision} {engine} GEMM, tile {self.tile.name} ({self.tile.threads} threads{tuned}); "
                 f"group width {self.group_width}: {groups[self.group_strategy]}")
 
     @property
@@ -177,10 +179,12 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile]
     want = MmaTile if tensor_cores else GemmTile
     if tile is not None and not isinstance(tile, want):
         raise TypeError(f"precision {spec.precision} runs on {want.__name__}s, got a {type(tile).__name__}")
+    tuned_for = ""
     if tile is None and gpu:
         from .tune import lookup
         tile = lookup(spec, gpu, batch)
         tile = tile if isinstance(tile, want) else None
+        tuned_for = gpu if tile else ""
     tile = tile or want()
     # Compensated small GEMMs always run on the SIMT engine, on the same output tile (one group strategy).
     simt_tile = tile if not tensor_cores else GemmTile(block_m=tile.block_m, block_n=tile.block_n)
@@ -204,4 +208,4 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile]
     return Plan(spec=spec, mainloop="mma_tf32" if tensor_cores else "simt_fp32", tile=tile, simt_tile=simt_tile,
                 group_strategy=strategy, promote_every_k=promote, exact_max_macs=1 << 28,
                 lanes_per_group=min(32, _next_pow2(gw)), pieces_per_group=pieces,
-                fixed_sizes=fixed_sizes, fusegen_version=__version__)
+                fixed_sizes=fixed_sizes, fusegen_version=__version__, tuned_for=tuned_for)

@@ -46,7 +46,8 @@ def render(spec_or_plan) -> str:
     """Source of the generated Python module for a Spec (planned with defaults) or a Plan."""
     p = _as_plan(spec_or_plan)
     return _environment().get_template("module.py.j2").render(
-        plan=p, spec=p.spec, render_command=render_command(p), cuda_source=_py_literal(render_cuda(p)), cpp_source=_py_literal(render_binding(p)),
+        plan=p, spec=p.spec, render_command=render_command(p), render_command_literal=repr(render_command(p)),
+        cuda_source=_py_literal(render_cuda(p)), cpp_source=_py_literal(render_binding(p)),
         cuda_flags=list(CUDA_FLAGS), cxx_flags=list(CXX_FLAGS), jit_runtime=JIT_RUNTIME.read_text())
 
 
@@ -62,6 +63,9 @@ def render_command(p: Plan) -> str:
         cmd += f" --precision {s.precision}"
     if not p.fixed_sizes:
         cmd += " --dynamic-sizes"
+    if p.tuned_for:
+        cmd += f' --gpu "{p.tuned_for}"'
+
     return cmd
 
 

@@ -6,6 +6,7 @@ code still changes shape with the sub-warp width (LANES: the shuffle trees) and,
 is a multiple of the k slice (the forward mainloop drops its k bounds checks). One representative is compiled per
 (variant_key, lanes_per_group, even K): each distinct shape once.
 """
+import dataclasses
 import os
 import pathlib
 import re
@@ -19,7 +20,9 @@ import pytest
 from helpers import HEADLINE
 
 import fusegen
-from fusegen.plan import TILE_LOCAL, TWO_STAGE
+from fusegen.plan import FRAGMENT, TILE_LOCAL, TWO_STAGE
+from fusegen.spec import PRECISIONS
+from fusegen.tune import load_table
 
 pytestmark = pytest.mark.slow
 
@@ -43,8 +46,12 @@ NVCC = _find_nvcc()
 
 
 def _shape_key(p):
-    even_k = p.fixed_sizes and p.spec.input_size % p.tile.block_k == 0
-    return (p.variant_key, p.lanes_per_group, even_k)
+    # EVEN_K drops the SIMT forward's k checks (that engine runs in every plan: the compensated small GEMMs);
+    # a 3xtf32 plan on the SIMT engine (tiny groups) emits the fp32 plan's code.
+    even_k = p.fixed_sizes and p.spec.input_size % p.simt_tile.block_k == 0
+    key = p.variant_key if p.mainloop == "mma_tf32" else ("fp32",) + p.variant_key[1:]
+    lanes = p.lanes_per_group if p.group_strategy != FRAGMENT else 0  # the register epilogue uses no sub-warps
+    return (key, lanes, even_k)
 
 
 def _all_plans():
@@ -52,7 +59,13 @@ def _all_plans():
         for groups in GROUPS:
             for input_size in INPUTS:
                 for fixed in (False, True):
-                    yield fusegen.plan(fusegen.Spec(input_size, gw * groups, groups), fixed_sizes=fixed)
+                    for precision in PRECISIONS:
+                        spec = fusegen.Spec(input_size, gw * groups, groups, precision=precision)
+                        yield fusegen.plan(spec, fixed_sizes=fixed)
+    # every tile the tuning table holds (what `render` would emit on those GPUs)
+    for gpu, by_precision in load_table().items():
+        for precision in by_precision:
+            yield fusegen.plan(dataclasses.replace(HEADLINE, precision=precision), gpu=gpu)
 
 
 def _representatives():
@@ -66,22 +79,25 @@ REPRESENTATIVES = _representatives()
 
 
 def _case_id(p):
-    if p == fusegen.plan(HEADLINE):
+    if p == fusegen.plan(HEADLINE, gpu="NVIDIA H200"):
         return "headline"
     sizes = (f"fixed-i{p.spec.input_size}-h{p.spec.hidden_size}" if p.fixed_sizes else "dynamic")
-    return f"{p.group_strategy}-lanes{p.lanes_per_group}-gw{p.group_width}-{sizes}"
+    tuned = f"-{p.tile.name}" if p.tuned_for else ""
+    return f"{p.precision}-{p.mainloop}-{p.group_strategy}-lanes{p.lanes_per_group}-gw{p.group_width}-{sizes}{tuned}"
 
 
 # plus the committed headline module's own source (what ships), if its representative is another spec
 CASES = sorted(REPRESENTATIVES.values(), key=_case_id)
-if fusegen.plan(HEADLINE) not in CASES:
-    CASES.append(fusegen.plan(HEADLINE))
+if fusegen.plan(HEADLINE, gpu="NVIDIA H200") not in CASES:
+    CASES.append(fusegen.plan(HEADLINE, gpu="NVIDIA H200"))
 
 
 def test_variant_grid_covers_every_structure():
     keys = {k[0] for k in REPRESENTATIVES}
     assert len(keys) >= 4, keys
-    assert {(k[2], k[3]) for k in keys} >= {(s, f) for s in (TILE_LOCAL, TWO_STAGE) for f in (False, True)}
+    for precision in PRECISIONS:
+        strategies = {FRAGMENT, TILE_LOCAL, TWO_STAGE} if precision != "fp32" else {TILE_LOCAL, TWO_STAGE}
+        assert {(k[3], k[4]) for k in keys if k[0] == precision} >= {(s, f) for s in strategies for f in (False, True)}
     for strategy in (TILE_LOCAL, TWO_STAGE):
         lanes = {p.lanes_per_group for p in CASES if p.group_strategy == strategy}
         assert 32 in lanes and min(lanes) < 32, (strategy, lanes)
@@ -115,9 +131,10 @@ def test_cuda_source_compiles_without_spills(p, tmp_path):
     assert r.returncode == 0, f"nvcc failed for {p.spec} (fixed_sizes={p.fixed_sizes}):\n{r.stdout[-6000:]}"
     report = _ptxas_report(r.stdout)
     functions = {row[0] for row in report}
-    # forward, grad_input, grad_weight (each in its plain and its compensated form), two backward epilogue
-    # kernels (+ the normalize kernel for two-stage), each for both archs
-    expected = 9 if p.group_strategy == TWO_STAGE else 8
+    # forward, grad_input, grad_weight (each in its main-engine form(s): the tensor-core engine has a 16-byte
+    # and a 4-byte copy form; and its compensated SIMT form), two backward epilogue kernels (+ the normalize
+    # kernel for two-stage), each for both archs
+    expected = (11 if p.mainloop == "mma_tf32" else 8) + (p.group_strategy == TWO_STAGE)
     assert len(functions) == 2 * expected, (functions, r.stdout[-3000:])
     assert {f[1] for f in functions} == {"sm_80", "sm_90"}
     bad = [f"{fn} ({arch}): {stack} B stack, {stores} B spill stores, {loads} B spill loads"

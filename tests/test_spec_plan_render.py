@@ -5,6 +5,7 @@ compile nothing (checked with an empty FUSEGEN_CACHE_DIR).
 """
 import ast
 import dataclasses
+import json
 import math
 import os
 import pathlib
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from helpers import HEADLINE, REFERENCE_FILE, REPO, import_file, reference_namespace
 
 import fusegen
-from fusegen.plan import TILE_LOCAL, TWO_STAGE
+from fusegen.plan import FRAGMENT, TILE_LOCAL, TWO_STAGE
 
 SHARED_REFERENCE = REPO.parent / "shared" / "reference" / "reference_model.py"
 REFERENCE_NAMES = ("Model", "get_inputs", "get_init_inputs")
@@ -129,18 +130,65 @@ def test_spec_accepts_negative_and_zero_slope():
 # Planner
 # --------------------------------------------------------------------------------------------------------------
 
-def _spec_for_width(gw, groups=4, input_size=64):
-    return fusegen.Spec(input_size, gw * groups, groups)
+def _spec_for_width(gw, groups=4, input_size=64, precision="fp32"):
+    return fusegen.Spec(input_size, gw * groups, groups, precision=precision)
 
 
 def test_headline_plan():
     p = fusegen.plan(HEADLINE)
-    assert p.group_width == 16
-    assert p.group_strategy == TILE_LOCAL
+    assert p.group_width == 16 and p.precision == "3xtf32" and p.mainloop == "mma_tf32"
+    assert p.group_strategy == FRAGMENT and p.tuned_for == ""
+    assert isinstance(p.tile, fusegen.MmaTile) and p.simt_tile.block_n == p.tile.block_n
     assert p.pieces_per_group == 1
     assert p.fixed_sizes is True
     assert p.spec is HEADLINE
     assert p.fusegen_version == fusegen.__version__
+
+
+@pytest.mark.parametrize("precision", ["3xtf32", "tf32"])
+def test_tensor_core_plans_choose_the_register_epilogue_where_a_group_fits_a_quad(precision):
+    for gw in range(1, 300):
+        p = fusegen.plan(_spec_for_width(gw, 2, precision=precision))
+        if precision == "3xtf32" and gw < 8:  # tiny groups: FFMA engine, z as exact as the reference's
+            assert p.mainloop == "simt_fp32" and isinstance(p.tile, fusegen.GemmTile), gw
+            continue
+        assert p.mainloop == "mma_tf32", gw
+        fits = gw & (gw - 1) == 0 and p.tile.warp_n % gw == 0
+        want = FRAGMENT if fits else (TILE_LOCAL if p.tile.block_n % gw == 0 else TWO_STAGE)
+        assert p.group_strategy == want, gw
+    assert fusegen.plan(_spec_for_width(16, precision="tf32")).promote_every_k == 0  # TF32: no totals
+    assert fusegen.plan(_spec_for_width(16, precision="3xtf32")).promote_every_k == 64
+
+
+def test_tuning_table_decides_the_tile_when_asked(tmp_path, monkeypatch):
+    from fusegen import tune
+    table = tmp_path / "t.json"
+    tile = fusegen.MmaTile(warps_m=4, warps_n=2, stages=4)
+    spec = _spec_for_width(16, precision="3xtf32")
+    table.write_text(json.dumps({"GPU X": {"3xtf32": {tune.shape_key(spec, 512): {"tile": dataclasses.asdict(tile)}}}}))
+    monkeypatch.setattr(tune, "TABLE", table)
+    monkeypatch.setattr(tune.lookup, "__defaults__", (None, table))
+    p = fusegen.plan(spec, gpu="GPU X")
+    assert p.tile == tile and p.tuned_for == "GPU X" and "tuned on GPU X" in p.summary
+    assert fusegen.plan(spec, gpu="GPU Y").tile == fusegen.MmaTile() and fusegen.plan(spec).tuned_for == ""
+    assert fusegen.plan(_spec_for_width(16, precision="tf32"), gpu="GPU X").tuned_for == ""  # other precision
+    assert '--gpu "GPU X"' in fusegen.render(p)
+
+
+@pytest.mark.parametrize("kwargs", [dict(block_k=12), dict(warps_m=3), dict(stages=1), dict(block_m=48),
+                                    dict(block_n=80)])
+def test_mma_tile_rejects_unsupported_shapes(kwargs):
+    with pytest.raises(ValueError):
+        fusegen.MmaTile(**kwargs)
+
+
+def test_precision_is_checked_and_tiles_must_match_it():
+    with pytest.raises(fusegen.SpecError, match="precision must be one of 3xtf32, tf32, fp32"):
+        fusegen.Spec(8, 8, 1, precision="fp16")
+    with pytest.raises(TypeError, match="MmaTile"):
+        fusegen.plan(_spec_for_width(16, precision="tf32"), tile=fusegen.GemmTile())
+    with pytest.raises(TypeError, match="GemmTile"):
+        fusegen.plan(_spec_for_width(16, precision="fp32"), tile=fusegen.MmaTile())
 
 
 @pytest.mark.parametrize("gw", [1, 2, 4, 8, 16, 32, 64, 128])
@@ -216,7 +264,7 @@ def test_gemm_tile_rejects_unsupported_shapes(kwargs):
 
 
 def test_spec_plan_tile_are_frozen():
-    s = fusegen.Spec(64, 64, 4)
+    s = fusegen.Spec(64, 64, 4, precision="fp32")
     p = fusegen.plan(s)
     for obj, field, value in [(s, "hidden_size", 128), (s, "eps", 1.0), (p, "group_strategy", TWO_STAGE),
                               (p, "lanes_per_group", 1), (p, "fixed_sizes", False), (p.tile, "block_n", 64)]:
@@ -224,11 +272,13 @@ def test_spec_plan_tile_are_frozen():
             setattr(obj, field, value)
     assert s.hidden_size == 64 and p.group_strategy == TILE_LOCAL
     # frozen dataclasses hash and compare by value
-    assert fusegen.plan(fusegen.Spec(64, 64, 4)) == p and hash(fusegen.plan(fusegen.Spec(64, 64, 4))) == hash(p)
+    assert fusegen.plan(fusegen.Spec(64, 64, 4, precision="fp32")) == p
+    assert hash(fusegen.plan(fusegen.Spec(64, 64, 4, precision="fp32"))) == hash(p)
 
 
 def test_summary_names_the_strategy():
     assert "epilogue" in fusegen.plan(_spec_for_width(16)).summary
+    assert "registers" in fusegen.plan(_spec_for_width(16, precision="3xtf32")).summary
     two = fusegen.plan(_spec_for_width(200))
     assert "two-stage" in two.summary and str(two.pieces_per_group) in two.summary
 
@@ -316,16 +366,20 @@ def _headline_files():
     return sorted((REPO / "generated").glob("lin_gn_lrelu2_i8192_h8192_g512_*.py"))
 
 
+REGENERATE = 'fusegen render --hidden 8192 --groups 512 --gpu "NVIDIA H200"'
+
+
 def test_committed_headline_module_is_reproduced_byte_for_byte():
     files = _headline_files()
     assert len(files) == 1, f"expected exactly one committed headline module, found {[f.name for f in files]}"
-    p = fusegen.plan(HEADLINE)
+    p = fusegen.plan(HEADLINE, gpu="NVIDIA H200")  # the committed module is the H200-tuned one
+    assert p.tuned_for == "NVIDIA H200"
     assert files[0].name == p.module_name + ".py", (
         f"committed {files[0].name} but the current plan names it {p.module_name}.py: regenerate it with "
-        f"`fusegen render --hidden 8192 --groups 512`")
+        f"`{REGENERATE}`")
     committed = files[0].read_bytes()
     rendered = fusegen.render(p).encode()
-    assert committed == rendered, "generated/ is stale: regenerate with `fusegen render --hidden 8192 --groups 512`"
+    assert committed == rendered, f"generated/ is stale: regenerate with `{REGENERATE}`"
 
 
 def test_reference_file_matches_shared_reference():
