@@ -1,4 +1,5 @@
-"""Summarize a FUSEGEN_ACCURACY_LOG file: per tensor, the worst ratio of our error to the fp32 reference's."""
+"""Summarize a FUSEGEN_ACCURACY_LOG file: per precision and tensor, the worst ratio of our error to the fp32
+reference's (tf32 is judged by its own tolerance, so its ratios are expected in the hundreds)."""
 import json
 import sys
 
@@ -6,8 +7,13 @@ NAMES = ("out", "grad_x", "grad_fc.weight", "grad_fc.bias", "grad_gn.weight", "g
 
 
 def main(path):
-    rows = [json.loads(line) for line in open(path)]
-    print(f"{len(rows)} comparisons; kink flips taken (ours/fp32 ref): "
+    everything = [json.loads(line) for line in open(path)]
+    for precision in sorted({r.get("precision", "fp32") for r in everything}):
+        summarize(precision, [r for r in everything if r.get("precision", "fp32") == precision])
+
+
+def summarize(precision, rows):
+    print(f"{precision}: {len(rows)} comparisons; kink flips taken (ours/fp32 ref): "
           f"{sum(r['kink_flips'][0] for r in rows)}/{sum(r['kink_flips'][1] for r in rows)}; output elements outside "
           f"allclose of the fp32 reference where ours is closer to fp64: {sum(r.get('allclose_exceptions', 0) for r in rows)}")
     print(f"{'tensor':16} {'worst ours/ref':>15} {'median':>8} {'worst case (input, hidden, groups, batch)':>45}")

@@ -63,6 +63,10 @@ class MmaTile:
             raise ValueError(f"block_k must be a positive multiple of 8 (the mma k), got {self.block_k}")
         if self.block_m % 32 or self.block_n % 32:
             raise ValueError("block_m and block_n must be multiples of 32 (conflict-free shared-memory strides)")
+        if self.block_m * self.block_n > 128 * 128:
+            # the compensated small GEMMs run on a SIMT engine of the same output tile, one 8x8 micro tile a
+            # thread: more than 256 threads would cap it at 128 registers, and its 128 live sums spill there
+            raise ValueError(f"block_m x block_n must be at most 128 x 128 outputs, got {self.block_m}x{self.block_n}")
         if self.stages < 2:
             raise ValueError(f"the pipeline needs at least 2 stages, got {self.stages}")
         for extent in (self.block_m, self.block_n):

@@ -47,7 +47,7 @@ def candidates(precision: str):
         return [GemmTile(), GemmTile(block_m=64, block_n=128), GemmTile(block_m=128, block_n=64)]
     shapes = [(128, 128, 2, 4), (128, 128, 4, 4), (128, 128, 4, 2), (64, 128, 2, 4), (128, 64, 4, 2)]
     if precision == TF32:  # no promotion totals: 64x64 warp tiles fit the registers
-        shapes += [(128, 256, 2, 4), (256, 128, 4, 2), (128, 128, 2, 2)]
+        shapes += [(128, 128, 2, 2)]
     out = []
     for bm, bn, wm, wn in shapes:
         for bk, stages in ((32, 3), (32, 4), (16, 4), (16, 6)):
