@@ -239,7 +239,7 @@ struct Simt {
       }
       // The other buffer was last read in iteration kt-1, which the barrier below (of kt-1) has closed.
       if (kt + 1 < k_tiles) store(buf ^ 1);
-      if (TWO_LEVEL && (kt + 1) % PROMOTE_SLICES == 0) {  // restart the FMA chains (thread-private: no barrier)
+      if (TWO_LEVEL && (kt + 1) % (PROMOTE_SLICES ? PROMOTE_SLICES : 1) == 0) {  // restart the FMA chains (thread-private: no barrier)
 #pragma unroll
         for (int e = 0; e < 64; ++e) { totals[e * THREADS] += acc[e / 8][e % 8]; acc[e / 8][e % 8] = 0.f; }
       }
