@@ -14,7 +14,6 @@ import datetime
 import json
 import pathlib
 import re
-import statistics
 import sys
 import tempfile
 
@@ -25,25 +24,11 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 import fusegen  # noqa: E402
+from fusegen.tune import time_ms  # noqa: E402
 from helpers import HEADLINE, import_file, reference_namespace, rel_err  # noqa: E402
 
 GEMM_FLOP = 2 * 1024 * 8192 * 8192  # one headline GEMM
 CEILING_TFLOPS = {"3xtf32": 165, "tf32": 495, "fp32": 67}  # h200_baselines.md / the datasheet
-
-
-def time_ms(fn, reps, warmup=5):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def headline_module():

@@ -40,7 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--dynamic-sizes", action="store_true",
                         help="pass input/hidden at run time instead of compiling them in (shares builds)")
     render.add_argument("--gpu", default=None,
-                        help="take the tile from the tuning table entry of this GPU name (default: the visible GPU)")
+                        help="take the tile from the tuning table entry of this GPU name (default: the visible GPU; "
+                             "with none visible, the one GPU the table holds this layer for, if exactly one)")
 
     tune = sub.add_parser("tune", help="time candidate GEMM tiles on this GPU; store the winner for render",
                           description="Benchmark the candidate tile configurations for one layer size on the GPU "
@@ -81,6 +82,10 @@ def main(argv=None) -> int:
         return 2
     if args.command == "render":
         gpu = args.gpu or _visible_gpu()
+        if gpu is None:  # rendering for another machine: the table's only tuned GPU for this layer, if one
+            from .tune import tuned_gpus
+            tuned = tuned_gpus(spec)
+            gpu = tuned[0] if len(tuned) == 1 else None
         p = plan(spec, fixed_sizes=not args.dynamic_sizes, gpu=gpu)
         path = write_module(p, args.out)
         print(path)

@@ -20,8 +20,24 @@ TABLE = pathlib.Path(__file__).resolve().parent / "tuning.json"
 SMEM_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_90 (sm_80: 163 KB; the build reports a miss)
 
 
+def _layer_key(spec: Spec) -> str:
+    return f"i{spec.input_size}_h{spec.hidden_size}_g{spec.num_groups}_b"
+
+
 def shape_key(spec: Spec, batch: int) -> str:
-    return f"i{spec.input_size}_h{spec.hidden_size}_g{spec.num_groups}_b{batch}"
+    return f"{_layer_key(spec)}{batch}"
+
+
+def _entries(spec: Spec, gpu: str, path) -> dict:
+    """This layer's entries (any batch) for gpu and the spec's precision: batch -> entry."""
+    entries = load_table(path).get(gpu, {}).get(spec.precision, {})
+    prefix = _layer_key(spec)
+    return {int(k[len(prefix):]): v for k, v in entries.items() if k.startswith(prefix)}
+
+
+def tuned_gpus(spec: Spec, path=TABLE) -> list:
+    """The GPUs the table holds a tile for, for this layer and precision."""
+    return sorted(gpu for gpu in load_table(path) if _entries(spec, gpu, path))
 
 
 def load_table(path=TABLE) -> dict:
@@ -31,14 +47,13 @@ def load_table(path=TABLE) -> dict:
 
 def lookup(spec: Spec, gpu: str, batch: int = None, path=TABLE):
     """The tuned tile for (gpu, precision, shape), or None. Without a batch, the entry of the largest batch."""
-    entries = load_table(path).get(gpu, {}).get(spec.precision, {})
-    prefix = shape_key(spec, 0)[:-2]  # "i.._h.._g.._"
-    matches = {k: v for k, v in entries.items() if k.startswith(prefix) and (batch is None or k == prefix + f"b{batch}")}
-    if not matches:
+    entries = _entries(spec, gpu, path)
+    if batch is not None:
+        entries = {b: e for b, e in entries.items() if b == batch}
+    if not entries:
         return None
-    best = max(matches, key=lambda k: int(k.rsplit("_b", 1)[1]))
     cls = GemmTile if spec.precision == FP32 else MmaTile
-    return cls(**matches[best]["tile"])
+    return cls(**entries[max(entries)]["tile"])
 
 
 def candidates(precision: str):
@@ -76,16 +91,18 @@ def _import(path):
     return module
 
 
+BUILD_CODE = ("import importlib.util, sys, torch; s = importlib.util.spec_from_file_location('m', sys.argv[1]); "
+              "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); m._kernels(torch.device('cuda', 0))")
+
+
 def _build_all(paths, jobs):
     """Compile every candidate's extension, `jobs` processes at a time (nvcc is single-threaded)."""
-    code = ("import importlib.util, sys, torch; s = importlib.util.spec_from_file_location('m', sys.argv[1]); "
-            "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); m._kernels(torch.device('cuda', 0))")
     env = dict(os.environ, FUSEGEN_QUIET="1")
     pending, running, failed, done = list(paths), [], {}, 0
     while pending or running:
         while pending and len(running) < jobs:
             p = pending.pop(0)
-            running.append((p, subprocess.Popen([sys.executable, "-c", code, str(p)], env=env, text=True,
+            running.append((p, subprocess.Popen([sys.executable, "-c", BUILD_CODE, str(p)], env=env, text=True,
                                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)))
         time.sleep(0.2)
         for item in list(running):

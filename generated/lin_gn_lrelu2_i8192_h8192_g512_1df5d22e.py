@@ -853,6 +853,18 @@ static bool vec_ok(const float* X, long long s_r, long long s_k, bool k_fast) {
   return reinterpret_cast<uintptr_t>(X) % 16 == 0 && inner == 1 && outer % 4 == 0;
 }
 
+// The backward GEMMs' launch sequence. Above EXACT_MAX_MACS: the main engine. At or below: with dz_lo, its
+// product (plain fp32: it is ~2^-24 of the total) on the main engine, then dz's compensated on the SIMT engine,
+// added to it: two launches, so that one kernel never holds both passes' state (it would spill).
+template <typename MainKernel, typename ExactKernel, typename... Rest>
+static const char* launch_backward(MainKernel main_kernel, ExactKernel exact_kernel, dim3 grid, cudaStream_t s,
+                                   bool exact, const float* dz, const float* dz_lo, Rest... rest) {
+  if (!exact) return launch<Main>(main_kernel, grid, s, dz, rest..., false);
+  if (dz_lo)
+    if (const char* err = launch<Main>(main_kernel, grid, s, dz_lo, rest..., false)) return err;
+  return launch<Simt>(exact_kernel, grid, s, dz, rest..., dz_lo != nullptr);
+}
+
 // A main-engine kernel, in its 16-byte-copy form when the operands allow it and the engine has one.
 #define FG_MAIN_KERNEL(kernel, vec) ((vec) ? kernel<Main, false, Main::VEC_COPIES> : kernel<Main, false, false>)
 
@@ -890,8 +902,7 @@ const char* backward_epilogue(const float* grad_out, long long sg0, long long sg
 }
 
 // dz_lo may be nullptr; it must be when the GEMM is above EXACT_MAX_MACS (the module asks for it under the
-// same rule). With it, the result is (dz_lo W, plain fp32: it is ~2^-24 of the total) + (dz W, compensated),
-// in two launches, so that one kernel never holds both passes' state (it would spill at 255 registers).
+// same rule). See launch_backward for how dz + dz_lo are multiplied.
 const char* grad_input(const float* dz, const float* dz_lo, const float* w, long long sw0, long long sw1, float* dx,
                        int M, int N, int K, void* stream) {
   if (M == 0 || K == 0) return nullptr;
@@ -903,11 +914,8 @@ const char* grad_input(const float* dz, const float* dz_lo, const float* w, long
   // dz (M, N) k-fast with row stride N; W (N, K) n-fast: its contiguous index is the output column k.
   const bool vec = N % 4 == 0 && vec_ok(dz, N, 1, true) && (!dz_lo || vec_ok(dz_lo, N, 1, true)) &&
                    vec_ok(w, sw1, sw0, false);
-  const auto main_kernel = FG_MAIN_KERNEL(grad_input_kernel, vec);
-  if (!exact) return launch<Main>(main_kernel, grid, s, dz, w, sw0, sw1, dx, M, N, K, false);
-  if (dz_lo)
-    if (const char* err = launch<Main>(main_kernel, grid, s, dz_lo, w, sw0, sw1, dx, M, N, K, false)) return err;
-  return launch<Simt>(grad_input_kernel<Simt, true, false>, grid, s, dz, w, sw0, sw1, dx, M, N, K, dz_lo != nullptr);
+  return launch_backward(FG_MAIN_KERNEL(grad_input_kernel, vec), grad_input_kernel<Simt, true, false>, grid, s, exact,
+                         dz, dz_lo, w, sw0, sw1, dx, M, N, K);
 }
 
 const char* grad_weight(const float* dz, const float* dz_lo, const float* x, long long sx0, long long sx1, float* dw,
@@ -921,11 +929,8 @@ const char* grad_weight(const float* dz, const float* dz_lo, const float* x, lon
   // dz^T (N, M) n-fast (its contiguous index is the output row n); x (M, K) k-fast along the output column.
   const bool vec = N % 4 == 0 && vec_ok(dz, 1, N, false) && (!dz_lo || vec_ok(dz_lo, 1, N, false)) &&
                    vec_ok(x, sx1, sx0, false);
-  const auto main_kernel = FG_MAIN_KERNEL(grad_weight_kernel, vec);
-  if (!exact) return launch<Main>(main_kernel, grid, s, dz, x, sx0, sx1, dw, M, N, K, false);
-  if (dz_lo)
-    if (const char* err = launch<Main>(main_kernel, grid, s, dz_lo, x, sx0, sx1, dw, M, N, K, false)) return err;
-  return launch<Simt>(grad_weight_kernel<Simt, true, false>, grid, s, dz, x, sx0, sx1, dw, M, N, K, dz_lo != nullptr);
+  return launch_backward(FG_MAIN_KERNEL(grad_weight_kernel, vec), grad_weight_kernel<Simt, true, false>, grid, s,
+                         exact, dz, dz_lo, x, sx0, sx1, dw, M, N, K);
 }
 }  // namespace fg
 '''

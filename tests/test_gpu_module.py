@@ -4,8 +4,6 @@ FUSEGEN_GPU_EXAMPLES sets the number of hypothesis examples per precision (defau
 (comma-separated, default all) the precisions the property and hard-shape tests cover.
 """
 import os
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -44,19 +42,12 @@ def dynamic_module(spec, out_dir):
 @pytest.fixture(scope="session")
 def prebuilt(module_dir):
     """Build every (precision, group width) extension at once, one process each, so compiles overlap."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    procs = []
-    for precision in PRECISIONS:
-        for gw in GROUP_WIDTHS:
-            spec = fusegen.Spec(8, gw, 1, precision=precision)
-            path = fusegen.write_module(fusegen.plan(spec, fixed_sizes=False), module_dir)
-            code = ("import importlib.util, sys, torch; s = importlib.util.spec_from_file_location('m', sys.argv[1]); "
-                    "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); m._kernels(torch.device('cuda', 0))")
-            procs.append(((precision, gw), subprocess.Popen([sys.executable, "-c", code, str(path)], env=env,
-                                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
-    for key, proc in procs:
-        out, _ = proc.communicate(timeout=900)
-        assert proc.returncode == 0, f"build for (precision, group width) {key} failed:\n{out}"
+    from fusegen.tune import _build_all
+
+    paths = [fusegen.write_module(fusegen.plan(fusegen.Spec(8, gw, 1, precision=precision), fixed_sizes=False),
+                                  module_dir) for precision in PRECISIONS for gw in GROUP_WIDTHS]
+    failed = _build_all(paths, jobs=len(paths))
+    assert not failed, "builds failed:\n" + "\n".join(f"{p.name}:\n{out}" for p, out in failed.items())
     return module_dir
 
 
