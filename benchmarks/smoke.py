@@ -1,6 +1,8 @@
 """Quick GPU check of every precision: a handful of awkward shapes against fp64, then headline timings.
 
-    PYTHONPATH=. python benchmarks/smoke.py [--precisions 3xtf32,tf32,fp32] [--tile KWARGS]
+    PYTHONPATH=. python benchmarks/smoke.py [--precisions 3xtf32,tf32,fp32] [--arch 8.0]
+
+--arch plans for another compute capability than the visible GPU's (8.0: the mma.sync engine on an H200).
 """
 import argparse
 import pathlib
@@ -27,16 +29,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--precisions", default="3xtf32,tf32,fp32")
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--arch", default=None, help="compute capability to plan for (default: the visible GPU's)")
     args = ap.parse_args()
+    arch = tuple(int(v) for v in args.arch.split(".")) if args.arch else torch.cuda.get_device_capability()
     out = pathlib.Path(tempfile.mkdtemp())
     precisions = args.precisions.split(",")
     paths = {}
     for precision in precisions:
         for gw, groups, inp, batch in SHAPES:  # run-time sizes: one build per (precision, group width)
             spec = fusegen.Spec(inp, gw * groups, groups, precision=precision)
-            paths[spec] = fusegen.write_module(fusegen.plan(spec, fixed_sizes=False), out)
+            paths[spec] = fusegen.write_module(fusegen.plan(spec, fixed_sizes=False, arch=arch), out)
         spec = fusegen.Spec(8192, 8192, 512, precision=precision)
-        paths[spec] = fusegen.write_module(fusegen.plan(spec), out)
+        paths[spec] = fusegen.write_module(fusegen.plan(spec, arch=arch), out)
     failed = _build_all(sorted(set(paths.values())), jobs=16)
     assert not failed, failed
     for precision in precisions:
@@ -65,7 +69,7 @@ def main():
                 model(x)
 
         f, fb = time_ms(fwd, args.reps), time_ms(lambda: model(xg).backward(g), args.reps)
-        print(f"HEADLINE {precision}: out err {r['out'][0]:.2g} (ref {r['out'][1]:.2g}), max diff {r['max_out_diff']:.2g}; "
+        print(f"HEADLINE {precision} ({m.MAINLOOP}): out err {r['out'][0]:.2g} (ref {r['out'][1]:.2g}), max diff {r['max_out_diff']:.2g}; "
               f"forward {f:.3f} ms, fwd+bwd {fb:.3f} ms", flush=True)
 
 

@@ -24,6 +24,22 @@ def default_precision() -> str:
     return TF32X3
 
 
+def _arch(text):
+    try:
+        major, minor = (int(v) for v in text.split("."))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a compute capability like 9.0 or 8.6, got {text!r}")
+    return major, minor
+
+
+def _visible_arch():
+    try:
+        import torch
+        return tuple(torch.cuda.get_device_capability()) if torch.cuda.is_available() else None
+    except Exception:  # no usable driver: plan for the portable tensor-core engine
+        return None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fusegen", description=__doc__.split("\n")[0].replace("Command line: ", ""))
     sub = parser.add_subparsers(dest="command", required=True)
@@ -42,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--gpu", default=None,
                         help="take the tile from the tuning table entry of this GPU name (default: the visible GPU; "
                              "with none visible, the one GPU the table holds this layer for, if exactly one)")
+    render.add_argument("--arch", default=None, type=_arch,
+                        help="compute capability to plan for, e.g. 9.0 (wgmma engine) or 8.0 (mma.sync), when the "
+                             "tuning table has no entry for --gpu (default: the visible GPU's; none visible: 8.0)")
 
     tune = sub.add_parser("tune", help="time candidate GEMM tiles on this GPU; store the winner for render",
                           description="Benchmark the candidate tile configurations for one layer size on the GPU "
@@ -86,7 +105,7 @@ def main(argv=None) -> int:
             from .tune import tuned_gpus
             tuned = tuned_gpus(spec)
             gpu = tuned[0] if len(tuned) == 1 else None
-        p = plan(spec, fixed_sizes=not args.dynamic_sizes, gpu=gpu)
+        p = plan(spec, fixed_sizes=not args.dynamic_sizes, gpu=gpu, arch=args.arch or _visible_arch())
         path = write_module(p, args.out)
         print(path)
         print(f"plan: {p.summary}")

@@ -5,13 +5,15 @@ from typing import Union
 
 from .spec import FP32, TF32, TF32X3, Spec
 
-__all__ = ["GemmTile", "MmaTile", "Plan", "plan", "FRAGMENT", "TILE_LOCAL", "TWO_STAGE"]
+__all__ = ["GemmTile", "MmaTile", "WgmmaTile", "Plan", "plan", "FRAGMENT", "TILE_LOCAL", "TWO_STAGE", "WGMMA_ARCH"]
 
 # GroupNorm strategies, cheapest first.
 FRAGMENT = "fragment"  # a group lives in one quad of lanes' mma fragments: statistics are register adds + shuffles
 TILE_LOCAL = "tile_local"  # a group fits in the output tile: statistics in the GEMM epilogue, output written once
 TWO_STAGE = "two_stage"  # a group spans tiles: partial statistics in the epilogue, then a normalize kernel
 TINY_GROUP = 8  # 3xtf32 layers with narrower groups run on the fp32 FFMA engine (see plan())
+WGMMA_ARCH = (9, 0)  # wgmma, setmaxnreg: sm_90a only (not forward-compatible to later architectures)
+WGMMA_GENCODE = "-gencode=arch=compute_90a,code=sm_90a"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,11 +99,46 @@ class MmaTile:
 
 
 @dataclasses.dataclass(frozen=True)
+class WgmmaTile:
+    """Hopper engine (sm_90a, wgmma TF32 + TMA): a block_m x block_n output tile, block_m rows from the pre-split
+    operand (wgmma's n) and block_n columns from the raw one (64 per consumer warpgroup, wgmma's m); 32 of
+    the reduction per stage of a `stages`-deep ring of bulk tensor copies. One producer warpgroup."""
+    block_m: int = 128
+    block_n: int = 128
+    stages: int = 4
+    block_k = 32  # one 128-byte swizzle row of fp32 (fixed by the layout)
+
+    def __post_init__(self):
+        if self.block_n not in (64, 128):
+            raise ValueError(f"block_n must be 64 or 128 (one or two consumer warpgroups), got {self.block_n}")
+        if self.block_m % 32 or not 32 <= self.block_m <= 256:
+            raise ValueError(f"block_m must be a multiple of 32 from 32 to 256 (wgmma's n), got {self.block_m}")
+        if self.stages < 2:
+            raise ValueError(f"the pipeline needs at least 2 stages, got {self.stages}")
+
+    @property
+    def threads(self) -> int:
+        return 128 * (self.block_n // 64 + 1)
+
+    def smem_bytes(self, split: bool) -> int:
+        """Pipeline ring (plus alignment slack and barriers): the pre-split planes and the raw operand."""
+        per_stage = 4 * self.block_k * ((2 if split else 1) * self.block_m + self.block_n)
+        return 1024 + self.stages * per_stage + 16 * self.stages
+
+    @property
+    def name(self) -> str:
+        return f"m{self.block_m}n{self.block_n}s{self.stages}"
+
+
+@dataclasses.dataclass(frozen=True)
 class Plan:
     spec: Spec
     mainloop: str  # template name of the main engine: mainloop_<mainloop>.cuh.j2
-    tile: Union[GemmTile, MmaTile]  # the main engine's tile: the forward GEMM and both backward GEMMs
+    tile: Union[GemmTile, MmaTile, WgmmaTile]  # the main engine's tile: the forward GEMM and both backward GEMMs
     simt_tile: GemmTile  # the SIMT engine (compensated small GEMMs; the main engine too in fp32); same block_m/n
+    # the mma.sync engine (tensor-core precisions): the main engine, or beside wgmma the one for operands the
+    # copy engine cannot read (unaligned, strided); same block_m/n. None in fp32.
+    mma_tile: Union[MmaTile, None]
     group_strategy: str  # FRAGMENT, TILE_LOCAL or TWO_STAGE
     promote_every_k: int  # add the running accumulators into a separate fp32 sum every this many k (0: never)
     # GEMMs of at most this many multiply-adds (checked at run time) are summed compensated (Dot2), with dz
@@ -152,7 +189,12 @@ class Plan:
     @property
     def variant_key(self) -> tuple:
         """The structural choices that change the shape of the emitted CUDA (not just its constants)."""
-        return (self.precision, self.mainloop, self.tile, self.group_strategy, self.fixed_sizes)
+        return (self.precision, self.mainloop, self.tile, self.mma_tile, self.group_strategy, self.fixed_sizes)
+
+    @property
+    def arch_flags(self) -> tuple:
+        """nvcc target flags the engine pins (empty: the build runtime picks the visible GPU's)."""
+        return (WGMMA_GENCODE,) if self.mainloop == "wgmma_tf32" else ()
 
 
 def _next_pow2(n: int) -> int:
@@ -162,14 +204,19 @@ def _next_pow2(n: int) -> int:
     return p
 
 
-def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile] = None, gpu: str = None,
-         batch: int = None) -> Plan:
+ENGINES = {GemmTile: "simt_fp32", MmaTile: "mma_tf32", WgmmaTile: "wgmma_tf32"}  # tile type -> mainloop
+
+
+def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile, WgmmaTile] = None, gpu: str = None,
+         arch: tuple = None, batch: int = None) -> Plan:
     """Choose how to compute `spec`.
 
     fixed_sizes bakes input/hidden into the kernels (lets the compiler drop bounds checks); test suites turn it
-    off so that many random shapes share one build per group width. `tile` overrides the heuristic: a GemmTile
-    for fp32, an MmaTile for the tensor-core precisions. Without it, `gpu` (a device name) looks the tile up in
-    the tuning table (`fusegen tune`; the entry for `batch`, else the largest batch tuned).
+    off so that many random shapes share one build per group width. `tile` overrides the heuristic and picks
+    the engine: a GemmTile for fp32; an MmaTile (sm_80+) or a WgmmaTile (sm_90a) for the tensor-core
+    precisions. Without it, `gpu` (a device name) looks the tile up in the tuning table (`fusegen tune`; the
+    entry for `batch`, else the largest batch tuned), and else `arch` (the GPU's compute capability) decides:
+    wgmma on sm_90, mma.sync elsewhere.
     """
     from . import __version__
 
@@ -180,20 +227,26 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile]
     # products carry ~2^-23 relative error (the small parts' rounding) where an FFMA's are exact: measured, a
     # 3-channel layer (input 3001) missed allclose(1e-4) on 2 elements. Those layers stay on the FFMA engine.
     tensor_cores = spec.precision == TF32 or (spec.precision == TF32X3 and spec.group_width >= TINY_GROUP)
-    want = MmaTile if tensor_cores else GemmTile
-    if tile is not None and not isinstance(tile, want):
-        raise TypeError(f"precision {spec.precision} runs on {want.__name__}s, got a {type(tile).__name__}")
+    allowed = (MmaTile, WgmmaTile) if tensor_cores else (GemmTile,)
+    if tile is not None and not isinstance(tile, allowed):
+        raise TypeError(f"precision {spec.precision} runs on {' or '.join(c.__name__ for c in allowed)}s, "
+                        f"got a {type(tile).__name__}")
     tuned_for = ""
     if tile is None and gpu:
         from .tune import lookup
         tile = lookup(spec, gpu, batch)
-        tile = tile if isinstance(tile, want) else None
+        tile = tile if isinstance(tile, allowed) else None
         tuned_for = gpu if tile else ""
-    tile = tile or want()
+    if tile is None:
+        tile = (WgmmaTile() if arch is not None and tuple(arch) == WGMMA_ARCH else MmaTile()) if tensor_cores \
+            else GemmTile()
+    mainloop = ENGINES[type(tile)]
     # Compensated small GEMMs always run on the SIMT engine, on the same output tile (one group strategy).
     simt_tile = tile if not tensor_cores else GemmTile(block_m=tile.block_m, block_n=tile.block_n)
+    mma_tile = None if not tensor_cores else (tile if isinstance(tile, MmaTile) else
+                                              MmaTile(block_m=tile.block_m, block_n=tile.block_n))
     gw = spec.group_width
-    if tensor_cores and gw & (gw - 1) == 0 and tile.warp_n % gw == 0:
+    if mainloop == "mma_tf32" and gw & (gw - 1) == 0 and tile.warp_n % gw == 0:
         strategy, pieces = FRAGMENT, 1
     elif tile.block_n % gw == 0:
         strategy, pieces = TILE_LOCAL, 1
@@ -207,9 +260,10 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile]
     # fp32-accurate at all: the tensor cores' own long accumulation loses bits (h200_baselines: 2.6e-4 over all
     # of K=8192, 4.7e-5 promoted every 64). TF32's own rounding (~3e-4) dwarfs it: no totals, fewer registers.
     promote = 0 if spec.precision == TF32 else 64
-    if promote and promote % tile.block_k:
-        raise ValueError(f"block_k ({tile.block_k}) must divide the promotion interval ({promote})")
-    return Plan(spec=spec, mainloop="mma_tf32" if tensor_cores else "simt_fp32", tile=tile, simt_tile=simt_tile,
+    for t in (tile, mma_tile):
+        if promote and t is not None and promote % t.block_k:
+            raise ValueError(f"block_k ({t.block_k}) must divide the promotion interval ({promote})")
+    return Plan(spec=spec, mainloop=mainloop, tile=tile, simt_tile=simt_tile, mma_tile=mma_tile,
                 group_strategy=strategy, promote_every_k=promote, exact_max_macs=1 << 28,
                 lanes_per_group=min(32, _next_pow2(gw)), pieces_per_group=pieces,
                 fixed_sizes=fixed_sizes, fusegen_version=__version__, tuned_for=tuned_for)

@@ -48,7 +48,7 @@ def render(spec_or_plan) -> str:
     return _environment().get_template("module.py.j2").render(
         plan=p, spec=p.spec, render_command=render_command(p), render_command_literal=repr(render_command(p)),
         cuda_source=_py_literal(render_cuda(p)), cpp_source=_py_literal(render_binding(p)),
-        cuda_flags=list(CUDA_FLAGS), cxx_flags=list(CXX_FLAGS), jit_runtime=JIT_RUNTIME.read_text())
+        cuda_flags=list(CUDA_FLAGS) + list(p.arch_flags), cxx_flags=list(CXX_FLAGS), jit_runtime=JIT_RUNTIME.read_text())
 
 
 def render_command(p: Plan) -> str:
@@ -65,6 +65,8 @@ def render_command(p: Plan) -> str:
         cmd += " --dynamic-sizes"
     if p.tuned_for:
         cmd += f' --gpu "{p.tuned_for}"'
+    elif p.mainloop == "wgmma_tf32":
+        cmd += " --arch 9.0"
 
     return cmd
 

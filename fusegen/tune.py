@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 
-from .plan import GemmTile, MmaTile, plan
+from .plan import ENGINES, WGMMA_ARCH, GemmTile, MmaTile, WgmmaTile, plan
 from .spec import FP32, TF32, Spec
 
 TABLE = pathlib.Path(__file__).resolve().parent / "tuning.json"
@@ -52,14 +52,20 @@ def lookup(spec: Spec, gpu: str, batch: int = None, path=TABLE):
         entries = {b: e for b, e in entries.items() if b == batch}
     if not entries:
         return None
-    cls = GemmTile if spec.precision == FP32 else MmaTile
-    return cls(**entries[max(entries)]["tile"])
+    entry = entries[max(entries)]
+    engine = entry.get("engine", "simt_fp32" if spec.precision == FP32 else "mma_tf32")
+    cls = {mainloop: tile_cls for tile_cls, mainloop in ENGINES.items()}[engine]
+    return cls(**entry["tile"])
 
 
-def candidates(precision: str):
-    """Tiles worth timing for a precision (valid, within shared memory)."""
+def candidates(precision: str, arch=None):
+    """Tiles worth timing for a precision on a GPU of compute capability `arch` (valid, within shared memory)."""
     if precision == FP32:
         return [GemmTile(), GemmTile(block_m=64, block_n=128), GemmTile(block_m=128, block_n=64)]
+    if arch is not None and tuple(arch) == WGMMA_ARCH:
+        sizes = [(128, 128), (64, 128), (128, 64)] + ([(256, 64)] if precision == TF32 else [])
+        tiles = [WgmmaTile(block_m=bm, block_n=bn, stages=st) for bm, bn in sizes for st in (3, 4, 5, 6, 8)]
+        return [t for t in tiles if t.smem_bytes(precision != TF32) <= SMEM_LIMIT]
     shapes = [(128, 128, 2, 4), (128, 128, 4, 4), (128, 128, 4, 2), (64, 128, 2, 4), (128, 64, 4, 2)]
     if precision == TF32:  # no promotion totals: 64x64 warp tiles fit the registers
         shapes += [(128, 128, 2, 2)]
@@ -143,8 +149,8 @@ def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, t
         raise RuntimeError("fusegen tune needs a CUDA GPU (none is visible)")
     from .render import write_module
 
-    tiles = list(tiles or candidates(spec.precision))
     gpu = torch.cuda.get_device_name()
+    tiles = list(tiles or candidates(spec.precision, torch.cuda.get_device_capability()))
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-tune-"))
     paths = {t: write_module(plan(spec, tile=t), workdir) for t in tiles}
     log.write(f"tuning {spec} at batch {batch} on {gpu}: {len(tiles)} candidate tiles\n")
@@ -170,7 +176,8 @@ def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, t
             model(xg).backward(g)
 
         f_ms, fb_ms = time_ms(fwd, reps), time_ms(fwd_bwd, reps)
-        rows.append({"tile": dataclasses.asdict(t), "name": t.name, "forward_ms": round(f_ms, 4),
+        rows.append({"tile": dataclasses.asdict(t), "engine": ENGINES[type(t)], "name": t.name,
+                     "forward_ms": round(f_ms, 4),
                      "forward_backward_ms": round(fb_ms, 4)})
         _progress(i + 1, len(timed), f"{t.name}: fwd {f_ms:.3f} ms, fwd+bwd {fb_ms:.3f} ms")
         del model
