@@ -45,11 +45,14 @@ def _find_nvcc():
 NVCC = _find_nvcc()
 
 
+WGMMA_GROUP_WIDTHS = (3, 16, 128, 200, 1000)  # wgmma plans: every strategy and sub-warp width, fewer builds
+
+
 def _shape_key(p):
     # EVEN_K drops the SIMT forward's k checks (that engine runs in every plan: the compensated small GEMMs);
     # a 3xtf32 plan on the SIMT engine (tiny groups) emits the fp32 plan's code.
     even_k = p.fixed_sizes and p.spec.input_size % p.simt_tile.block_k == 0
-    key = p.variant_key if p.mainloop == "mma_tf32" else ("fp32",) + p.variant_key[1:]
+    key = p.variant_key if p.mainloop != "simt_fp32" else ("fp32",) + p.variant_key[1:]
     lanes = p.lanes_per_group if p.group_strategy != FRAGMENT else 0  # the register epilogue uses no sub-warps
     return (key, lanes, even_k)
 
@@ -62,6 +65,8 @@ def _all_plans():
                     for precision in PRECISIONS:
                         spec = fusegen.Spec(input_size, gw * groups, groups, precision=precision)
                         yield fusegen.plan(spec, fixed_sizes=fixed)
+                        if gw in WGMMA_GROUP_WIDTHS:
+                            yield fusegen.plan(spec, fixed_sizes=fixed, arch=fusegen.WGMMA_ARCH)
     # every tile the tuning table holds (what `render` would emit on those GPUs)
     for gpu, by_precision in load_table().items():
         for precision in by_precision:
@@ -110,7 +115,7 @@ def _ptxas_report(stderr):
     rows = []
     current = None
     for line in stderr.splitlines():
-        m = re.search(r"Compiling entry function '(\S+)' for '(sm_\d+)'", line)
+        m = re.search(r"Compiling entry function '(\S+)' for '(sm_\d+a?)'", line)
         if m:
             current = m.groups()
             continue
@@ -133,17 +138,22 @@ def test_cuda_source_compiles_without_spills(p, tmp_path):
     source = fusegen.render_cuda(p)
     cu = tmp_path / "kernels.cu"
     cu.write_text(source)
-    cmd = [NVCC, *ARCHS, "-O3", "-c", str(cu), "-o", str(tmp_path / "kernels.o"), "-Xptxas", "-v"]
+    archs = p.arch_flags or ARCHS  # the wgmma engine pins sm_90a; the others build for what the GPU is
+    cmd = [NVCC, *archs, "-O3", "-c", str(cu), "-o", str(tmp_path / "kernels.o"), "-Xptxas", "-v"]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     assert r.returncode == 0, f"nvcc failed for {p.spec} (fixed_sizes={p.fixed_sizes}):\n{r.stdout[-6000:]}"
     report = _ptxas_report(r.stdout)
     functions = {row[0] for row in report}
     # forward, grad_input, grad_weight (each in its main-engine form(s): the tensor-core engine has a 16-byte
     # and a 4-byte copy form; and its compensated SIMT form), two backward epilogue kernels (+ the normalize
-    # kernel for two-stage), each for both archs
-    expected = (11 if p.mainloop == "mma_tf32" else 8) + (p.group_strategy == TWO_STAGE)
-    assert len(functions) == 2 * expected, (functions, r.stdout[-3000:])
-    assert {f[1] for f in functions} == {"sm_80", "sm_90"}
+    # kernel for two-stage), each for both archs. A wgmma plan adds its forward and store kernels and the two
+    # operand-split kernels to the mma.sync ones (its fallback), for sm_90a only.
+    expected = {"simt_fp32": 8, "mma_tf32": 11, "wgmma_tf32": 15}[p.mainloop] + (p.group_strategy == TWO_STAGE)
+    arch_names = {"sm_90a"} if p.arch_flags else {"sm_80", "sm_90"}
+    assert len(functions) == len(arch_names) * expected, (functions, r.stdout[-3000:])
+    assert {f[1] for f in functions} == arch_names
+    # ptxas serializes wgmma when it cannot prove the asynchronous registers safe: a silent 2x slowdown
+    assert "wgmma.mma_async instructions are serialized" not in r.stdout, r.stdout[-3000:]
     bad = [f"{fn} ({arch}): {stack} B stack, {stores} B spill stores, {loads} B spill loads"
            for (fn, arch), stack, stores, loads in report if (stack or stores or loads)
            and not _known_small_spill(fn, arch, stores, loads)]
