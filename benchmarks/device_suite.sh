@@ -14,6 +14,7 @@ echo "gpu tests: rc=$tests_rc in $(( $(date +%s) - start )) s" | tee -a "$OUT/gp
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   python3 benchmarks/bench.py --out "$OUT" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt"
 fi
+command -v cuobjdump >/dev/null && python3 benchmarks/sass_check.py > "$OUT/sass.txt" 2>&1
 [ -f "$OUT/accuracy.jsonl" ] && python3 benchmarks/accuracy_summary.py "$OUT/accuracy.jsonl" | tee "$OUT/accuracy.txt"
 tail -n 3 "$OUT/gpu-tests.txt"
 exit $tests_rc

@@ -5,6 +5,8 @@
 Each variant is the rendered module with one source edit (results are wrong on purpose; only time counts):
   no_tma      the producer issues no bulk copies (stages complete empty): no L2/HBM traffic
   no_lds      the consumers read no R fragments from shared memory (constants instead)
+  trunc_split the raw operand's split truncates (one AND) instead of cvt.rna.tf32 (conversion pipe)
+  int_rna     round to nearest by integer add and mask instead of cvt.rna.tf32
   promote256  running sums promoted every 256 of K instead of 64 (fewer pipeline drains)
 The gap between a variant and the baseline is what that part costs when the others stay.
 """
@@ -22,11 +24,15 @@ import torch  # noqa: E402
 import fusegen  # noqa: E402
 from fusegen.tune import _build_all, _import, time_ms  # noqa: E402
 
+# the engine's TF32 rounding (cvt.rna.tf32.f32) of the raw operand, in registers
+CVT = '#ifndef FG_NO_WGMMA\n    asm("cvt.rna.tf32.f32 %0, %1;\\n" : "=r"(r) : "f"(x));'
 EDITS = {
     "baseline": [],
     "no_tma": [("bar_expect_bytes(q.full + s, STAGE_BYTES);", "bar_arrive(q.full + s); continue;")],
     "no_lds": [("const float v = rs[r_index<R_K_FAST>(c + 8 * (e & 1), 8 * k8 + t + 4 * (e >> 1))];",
                 "const float v = __int_as_float(0x3c000000 + 8 * k8 + e + (rs == nullptr));")],
+    "trunc_split": [(CVT, "r = __float_as_uint(x) & 0xffffe000u;\n#ifndef FG_NO_WGMMA")],
+    "int_rna": [(CVT, "r = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;\n#ifndef FG_NO_WGMMA")],
     "promote256": [("constexpr int PROMOTE_K = 64;", "constexpr int PROMOTE_K = 256;")],  # 3xtf32 only
 }
 
