@@ -8,7 +8,7 @@ from .spec import FP32, TF32, TF32X3, Spec
 __all__ = ["GemmTile", "MmaTile", "WgmmaTile", "Plan", "plan", "FRAGMENT", "TILE_LOCAL", "TWO_STAGE", "WGMMA_ARCH"]
 
 # GroupNorm strategies, cheapest first.
-FRAGMENT = "fragment"  # a group lives in one quad of lanes' mma fragments: statistics are register adds + shuffles
+FRAGMENT = "fragment"  # a group lives in a few lanes' accumulator fragments: statistics are register adds + shuffles
 TILE_LOCAL = "tile_local"  # a group fits in the output tile: statistics in the GEMM epilogue, output written once
 TWO_STAGE = "two_stage"  # a group spans tiles: partial statistics in the epilogue, then a normalize kernel
 TINY_GROUP = 8  # 3xtf32 layers with narrower groups run on the fp32 FFMA engine (see plan())
@@ -161,7 +161,7 @@ class Plan:
 
     @property
     def summary(self) -> str:
-        groups = {FRAGMENT: "group statistics on the mma fragments in registers (a group fits one quad of lanes)",
+        groups = {FRAGMENT: "group statistics on the accumulator fragments in registers (a group fits a few lanes)",
                   TILE_LOCAL: "group statistics in the GEMM epilogue (a group fits the tile)",
                   TWO_STAGE: f"two-stage: partial statistics in the GEMM epilogue, then a normalize kernel "
                              f"(a group of {self.group_width} spans up to {self.pieces_per_group} tiles)"}
@@ -246,7 +246,9 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     mma_tile = None if not tensor_cores else (tile if isinstance(tile, MmaTile) else
                                               MmaTile(block_m=tile.block_m, block_n=tile.block_n))
     gw = spec.group_width
-    if mainloop == "mma_tf32" and gw & (gw - 1) == 0 and tile.warp_n % gw == 0:
+    # FRAGMENT: mma.sync's fragment gives a quad of lanes a row's columns (a group must fit a warp's width);
+    # wgmma's gives lanes 4 apart a row's 16 columns of a warp. Beside wgmma the mma.sync fallback must fit too.
+    if tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and (mainloop == "mma_tf32" or gw <= 16):
         strategy, pieces = FRAGMENT, 1
     elif tile.block_n % gw == 0:
         strategy, pieces = TILE_LOCAL, 1
