@@ -77,7 +77,8 @@ def test_render_rejects_invalid_spec(tmp_path, args, words):
     assert r.stdout == ""
 
 
-@pytest.mark.parametrize("args", [["render"], ["render", "--hidden", "x", "--groups", 2], [], ["bogus"]])
+@pytest.mark.parametrize("args", [["render"], ["render", "--hidden", "x", "--groups", 2], [], ["bogus"],
+                                  ["render", "--hidden", "32", "--groups", "4", "--arch", "hopper"]])
 def test_bad_command_lines_are_usage_errors(tmp_path, args):
     r = run_cli(args, cwd=tmp_path)
     assert r.returncode == 2
@@ -90,7 +91,7 @@ def test_help(tmp_path, args):
     assert r.returncode == 0, r.stderr
     assert "usage: fusegen" in r.stdout
     if args[0] == "render":
-        for opt in ("--hidden", "--groups", "--input", "--out", "--dynamic-sizes"):
+        for opt in ("--hidden", "--groups", "--input", "--out", "--dynamic-sizes", "--arch", "--gpu", "--precision"):
             assert opt in r.stdout
 
 
@@ -101,6 +102,11 @@ def test_main_in_process(tmp_path, capsys):
     assert out[0].endswith(".py") and out[1].startswith("plan: ")
     assert main(["render", "--hidden", "10", "--groups", "3", "--out", str(tmp_path)]) == 2
     assert "divisible" in capsys.readouterr().err
+    # --arch picks the engine when the tuning table has nothing for this layer
+    assert main(["render", "--hidden", "32", "--groups", "2", "--out", str(tmp_path), "--arch", "9.0"]) == 0
+    assert "3xtf32 wgmma_tf32 GEMM" in capsys.readouterr().out
+    assert main(["render", "--hidden", "32", "--groups", "2", "--out", str(tmp_path), "--arch", "8.0"]) == 0
+    assert "3xtf32 mma_tf32 GEMM" in capsys.readouterr().out
 
 
 def test_render_twice_leaves_no_temp_files(tmp_path):

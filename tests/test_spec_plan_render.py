@@ -136,7 +136,7 @@ def _spec_for_width(gw, groups=4, input_size=64, precision="fp32"):
 
 def test_headline_plan():
     p = fusegen.plan(HEADLINE)
-    assert p.group_width == 16 and p.precision == "3xtf32" and p.mainloop == "mma_tf32"
+    assert p.group_width == 16 and p.precision == "3xtf32" and p.mainloop == "mma_tf32" and p.arch_flags == ()
     assert p.group_strategy == FRAGMENT and p.tuned_for == ""
     assert isinstance(p.tile, fusegen.MmaTile) and p.simt_tile.block_n == p.tile.block_n
     assert p.pieces_per_group == 1
@@ -160,6 +160,48 @@ def test_tensor_core_plans_choose_the_register_epilogue_where_a_group_fits_a_qua
     assert fusegen.plan(_spec_for_width(16, precision="3xtf32")).promote_every_k == 64
 
 
+@pytest.mark.parametrize("precision", ["3xtf32", "tf32"])
+def test_hopper_plans_run_wgmma_beside_an_mma_sync_fallback(precision):
+    for gw in range(1, 300):
+        spec = _spec_for_width(gw, 2, precision=precision)
+        p = fusegen.plan(spec, arch=(9, 0))
+        if precision == "3xtf32" and gw < 8:
+            assert p.mainloop == "simt_fp32" and p.arch_flags == (), gw
+            continue
+        assert p.mainloop == "wgmma_tf32" and isinstance(p.tile, fusegen.WgmmaTile), gw
+        assert p.arch_flags == ("-gencode=arch=compute_90a,code=sm_90a",)  # wgmma needs sm_90a exactly
+        # the mma.sync engine takes operands the copy engine cannot read; same output tile, same epilogue
+        assert isinstance(p.mma_tile, fusegen.MmaTile) and (p.mma_tile.block_m, p.mma_tile.block_n) == \
+            (p.tile.block_m, p.tile.block_n)
+        fits = gw & (gw - 1) == 0 and gw <= 16 and p.mma_tile.warp_n % gw == 0
+        want = FRAGMENT if fits else (TILE_LOCAL if p.tile.block_n % gw == 0 else TWO_STAGE)
+        assert p.group_strategy == want, gw
+        assert p.kernel_uri != fusegen.plan(spec, arch=(8, 0)).kernel_uri
+    # other architectures (and no architecture: rendering for an unknown GPU) get the portable engine
+    for arch in [(8, 0), (8, 9), (10, 0), None]:
+        assert fusegen.plan(_spec_for_width(16, precision=precision), arch=arch).mainloop == "mma_tf32", arch
+    assert fusegen.plan(_spec_for_width(16), arch=(9, 0)).mainloop == "simt_fp32"  # fp32 runs FFMA everywhere
+    # not tuned: the command that regenerates it names the architecture
+    assert "--arch 9.0" in fusegen.render(fusegen.plan(_spec_for_width(16, precision=precision), arch=(9, 0)))
+
+
+@pytest.mark.parametrize("kwargs", [dict(block_n=192), dict(block_n=32), dict(block_m=48), dict(block_m=512),
+                                    dict(stages=1)])
+def test_wgmma_tile_rejects_unsupported_shapes(kwargs):
+    with pytest.raises(ValueError):
+        fusegen.WgmmaTile(**kwargs)
+
+
+def test_wgmma_tune_candidates_fit_shared_memory():
+    from fusegen import tune
+    for precision in ("3xtf32", "tf32"):
+        tiles = tune.candidates(precision, (9, 0))
+        assert tiles and all(isinstance(t, fusegen.WgmmaTile) for t in tiles)
+        assert all(t.smem_bytes(precision == "3xtf32") <= tune.SMEM_LIMIT for t in tiles)
+        assert fusegen.WgmmaTile() in tiles
+    assert all(isinstance(t, fusegen.MmaTile) for t in tune.candidates("tf32", (8, 0)))
+
+
 def test_tuning_table_decides_the_tile_when_asked(tmp_path, monkeypatch):
     from fusegen import tune
     table = tmp_path / "t.json"
@@ -173,6 +215,12 @@ def test_tuning_table_decides_the_tile_when_asked(tmp_path, monkeypatch):
     assert fusegen.plan(spec, gpu="GPU Y").tile == fusegen.MmaTile() and fusegen.plan(spec).tuned_for == ""
     assert fusegen.plan(_spec_for_width(16, precision="tf32"), gpu="GPU X").tuned_for == ""  # other precision
     assert '--gpu "GPU X"' in fusegen.render(p)
+    # an entry names its engine: a Hopper entry brings the wgmma engine with it (no architecture needed)
+    hopper = fusegen.WgmmaTile(stages=3)
+    table.write_text(json.dumps({"GPU H": {"3xtf32": {tune.shape_key(spec, 512): {
+        "tile": dataclasses.asdict(hopper), "engine": "wgmma_tf32"}}}}))
+    p = fusegen.plan(spec, gpu="GPU H")
+    assert p.tile == hopper and p.mainloop == "wgmma_tf32" and p.tuned_for == "GPU H"
 
 
 @pytest.mark.parametrize("kwargs", [dict(block_k=12), dict(warps_m=3), dict(stages=1), dict(block_m=48),
