@@ -1,5 +1,11 @@
-"""Command line: `fusegen render --hidden 8192 --groups 512` writes generated/<name>.py."""
+"""Command line: `fusegen render --hidden 8192 --groups 512` writes generated/<name>.py.
+
+Every command exits 0 on success and non-zero with a one-line reason on stderr on failure.
+"""
 import argparse
+import os
+import pathlib
+import shutil
 import sys
 
 from .plan import plan
@@ -40,52 +46,6 @@ def _visible_arch():
         return None
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fusegen", description=__doc__.split("\n")[0].replace("Command line: ", ""))
-    sub = parser.add_subparsers(dest="command", required=True)
-    render = sub.add_parser("render", help="render a fused module for one layer size",
-                            description="Render generated/<name>.py for Linear(input, hidden) -> "
-                                        "GroupNorm(groups, hidden) -> LeakyReLU -> x + x.")
-    render.add_argument("--hidden", type=int, required=True, help="hidden size (Linear out_features, GroupNorm channels)")
-    render.add_argument("--groups", type=int, required=True, help="GroupNorm groups; must divide --hidden")
-    render.add_argument("--input", type=int, default=None, help="Linear in_features (default: --hidden)")
-    render.add_argument("--eps", type=float, default=1e-5, help="GroupNorm eps default baked into the module")
-    render.add_argument("--negative-slope", type=float, default=0.01, help="LeakyReLU slope default")
-    render.add_argument("--precision", choices=PRECISIONS, default=None, help=PRECISION_HELP)
-    render.add_argument("--out", default="generated", help="output directory (default: generated)")
-    render.add_argument("--dynamic-sizes", action="store_true",
-                        help="pass input/hidden at run time instead of compiling them in (shares builds)")
-    render.add_argument("--gpu", default=None,
-                        help="take the tile from the tuning table entry of this GPU name (default: the visible GPU; "
-                             "with none visible, the one GPU the table holds this layer for, if exactly one)")
-    render.add_argument("--arch", default=None, type=_arch,
-                        help="compute capability to plan for, e.g. 9.0 (wgmma engine) or 8.0 (mma.sync), when the "
-                             "tuning table has no entry for --gpu (default: the visible GPU's; none visible: 8.0)")
-
-    tune = sub.add_parser("tune", help="time candidate GEMM tiles on this GPU; store the winner for render",
-                          description="Benchmark the candidate tile configurations for one layer size on the GPU "
-                                      "in hand and store the fastest (forward+backward) in the tuning table "
-                                      "(fusegen/tuning.json) that render consults.")
-    tune.add_argument("--hidden", type=int, required=True, help="hidden size")
-    tune.add_argument("--groups", type=int, required=True, help="GroupNorm groups; must divide --hidden")
-    tune.add_argument("--input", type=int, default=None, help="Linear in_features (default: --hidden)")
-    tune.add_argument("--batch", type=int, default=1024, help="batch size to time (default: 1024)")
-    tune.add_argument("--precision", choices=PRECISIONS, default=None, help="precision to tune (default as render)")
-    tune.add_argument("--reps", type=int, default=10, help="timed calls per candidate (median)")
-    tune.add_argument("--no-save", action="store_true", help="print the ranking, leave the table alone")
-    return parser
-
-
-def _spec(args, command):
-    try:
-        return Spec(input_size=args.hidden if args.input is None else args.input, hidden_size=args.hidden,
-                    num_groups=args.groups, precision=args.precision or default_precision(),
-                    **({} if command == "tune" else dict(eps=args.eps, negative_slope=args.negative_slope)))
-    except SpecError as e:
-        print(f"fusegen {command}: {e}", file=sys.stderr)
-        return None
-
-
 def _visible_gpu():
     try:
         import torch
@@ -94,21 +54,158 @@ def _visible_gpu():
         return None
 
 
+def _add_layer_args(p, tuning_only=False):
+    """The layer and how to plan it: shared by render, explain, tune."""
+    p.add_argument("--hidden", type=int, required=True, help="hidden size (Linear out_features, GroupNorm channels)")
+    p.add_argument("--groups", type=int, required=True, help="GroupNorm groups; must divide --hidden")
+    p.add_argument("--input", type=int, default=None, help="Linear in_features (default: --hidden)")
+    p.add_argument("--precision", choices=PRECISIONS, default=None, help=PRECISION_HELP)
+    if tuning_only:
+        return
+    p.add_argument("--eps", type=float, default=1e-5, help="GroupNorm eps default baked into the module")
+    p.add_argument("--negative-slope", type=float, default=0.01, help="LeakyReLU slope default")
+    p.add_argument("--dynamic-sizes", action="store_true",
+                   help="pass input/hidden at run time instead of compiling them in (shares builds)")
+    p.add_argument("--gpu", default=None,
+                   help="take the tile from the tuning table entry of this GPU name (default: the visible GPU; "
+                        "with none visible, the one GPU the table holds this layer for, if exactly one)")
+    p.add_argument("--arch", default=None, type=_arch,
+                   help="compute capability to plan for, e.g. 9.0 (wgmma engine) or 8.0 (mma.sync), when the "
+                        "tuning table has no entry for --gpu (default: the visible GPU's; none visible: 8.0)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fusegen", description=__doc__.split("\n")[0].replace("Command line: ", ""))
+    sub = parser.add_subparsers(dest="command", required=True)
+    render = sub.add_parser("render", help="render a fused module for one layer size",
+                            description="Render generated/<name>.py (and its explanation <name>.md) for "
+                                        "Linear(input, hidden) -> GroupNorm(groups, hidden) -> LeakyReLU -> x + x.")
+    _add_layer_args(render)
+    render.add_argument("--out", default="generated", help="output directory (default: generated)")
+
+    explain = sub.add_parser("explain", help="print what the module for one layer size does, and why",
+                             description="Print the explanation render writes beside the module: the operators "
+                                         "it replaces, how (engine, tiles, precision, GroupNorm strategy), the "
+                                         "expected speedup (roofline, and the measured figure where "
+                                         "benchmarks/results has one) and its limits.")
+    _add_layer_args(explain)
+
+    tune = sub.add_parser("tune", help="time candidate GEMM tiles on this GPU; store the winner for render",
+                          description="Benchmark the candidate tile configurations for one layer size on the GPU "
+                                      "in hand and store the fastest (forward+backward) in the tuning table "
+                                      "(fusegen/tuning.json) that render consults.")
+    _add_layer_args(tune, tuning_only=True)
+    tune.add_argument("--batch", type=int, default=1024, help="batch size to time (default: 1024)")
+    tune.add_argument("--reps", type=int, default=10, help="timed calls per candidate (median)")
+    tune.add_argument("--no-save", action="store_true", help="print the ranking, leave the table alone")
+
+    sub.add_parser("show-config", help="print the cache directory, compiler, GPU, target architectures, versions",
+                   description="Print where builds are cached, which nvcc and GPU were found, which architectures "
+                               "a module would be built for, and the versions involved.")
+    sub.add_parser("clear-cache", help="delete fusegen's cached builds",
+                   description="Delete the compiled kernels fusegen cached (FUSEGEN_CACHE_DIR, default "
+                               "~/.cache/fusegen); the next forward of a module rebuilds them.")
+    return parser
+
+
+def _spec(args, command):
+    try:
+        extra = dict(eps=args.eps, negative_slope=args.negative_slope) if hasattr(args, "eps") else {}
+        return Spec(input_size=args.hidden if args.input is None else args.input, hidden_size=args.hidden,
+                    num_groups=args.groups, precision=args.precision or default_precision(), **extra)
+    except SpecError as e:
+        print(f"fusegen {command}: {e}", file=sys.stderr)
+        return None
+
+
+def _plan(args, spec):
+    gpu = args.gpu or _visible_gpu()
+    if gpu is None:  # rendering for another machine: the table's only tuned GPU for this layer, if one
+        from .tune import tuned_gpus
+        tuned = tuned_gpus(spec)
+        gpu = tuned[0] if len(tuned) == 1 else None
+    return plan(spec, fixed_sizes=not args.dynamic_sizes, gpu=gpu, arch=args.arch or _visible_arch())
+
+
+def cache_root() -> pathlib.Path:
+    """The cache directory the build runtime uses (not created here)."""
+    return pathlib.Path(os.environ.get("FUSEGEN_CACHE_DIR") or "~/.cache/fusegen").expanduser().absolute()
+
+
+def _cache_builds(root):
+    """(number of cached builds, bytes) under root: builds sit at root/v<runtime>/<torch tag>/<extension>."""
+    builds, size = 0, 0
+    for version in root.glob("v*"):
+        for ext in version.glob("*/*"):
+            if ext.is_dir() and not ext.name.startswith("."):
+                builds += 1
+        for f in version.rglob("*"):
+            if f.is_file():
+                size += f.stat().st_size
+    return builds, size
+
+
+def show_config() -> int:
+    from . import __version__, jit
+    from .render import TEMPLATE_DIR
+    import platform
+    import torch
+
+    print(f"fusegen {__version__} (templates: {TEMPLATE_DIR})")
+    print(f"python {platform.python_version()}, torch {torch.__version__} (built for CUDA {torch.version.cuda})")
+    nvcc, looked = jit._find_nvcc()
+    print(f"nvcc: {nvcc}" if nvcc else f"nvcc: not found (looked at: {', '.join(looked)})")
+    gpu, arch = _visible_gpu(), _visible_arch()
+    print(f"GPU: {gpu} (sm_{arch[0]}{arch[1]})" if gpu else "GPU: none visible")
+    env = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    try:
+        flags = jit._cuda_arch_flags(env, arch)
+        print(f"target architectures: {' '.join(flags)} (from {'TORCH_CUDA_ARCH_LIST' if env else 'the GPU'}); "
+              f"wgmma modules: -gencode=arch=compute_90a,code=sm_90a")
+    except jit.BuildError as e:
+        print(f"target architectures: none ({e})")
+    root = cache_root()
+    builds, size = _cache_builds(root) if root.is_dir() else (0, 0)
+    origin = "FUSEGEN_CACHE_DIR" if os.environ.get("FUSEGEN_CACHE_DIR") else "default; set FUSEGEN_CACHE_DIR"
+    print(f"cache: {root} ({origin}): {builds} builds, {size / 1e6:.1f} MB")
+    from .tune import TABLE, load_table
+    print(f"tuning table: {TABLE} (GPUs: {', '.join(sorted(load_table())) or 'none'})")
+    return 0
+
+
+def clear_cache() -> int:
+    root = cache_root()
+    if not root.is_dir():
+        print(f"fusegen clear-cache: nothing to clear ({root} does not exist)")
+        return 0
+    builds, size = _cache_builds(root)
+    try:
+        for version in root.glob("v*"):  # only the runtime's own layout; anything else there is not ours
+            shutil.rmtree(version)
+    except OSError as e:
+        print(f"fusegen clear-cache: cannot delete {e.filename}: {e.strerror}", file=sys.stderr)
+        return 1
+    print(f"removed {builds} cached builds ({size / 1e6:.1f} MB) from {root}")
+    return 0
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "show-config":
+        return show_config()
+    if args.command == "clear-cache":
+        return clear_cache()
     spec = _spec(args, args.command)
     if spec is None:
         return 2
     if args.command == "render":
-        gpu = args.gpu or _visible_gpu()
-        if gpu is None:  # rendering for another machine: the table's only tuned GPU for this layer, if one
-            from .tune import tuned_gpus
-            tuned = tuned_gpus(spec)
-            gpu = tuned[0] if len(tuned) == 1 else None
-        p = plan(spec, fixed_sizes=not args.dynamic_sizes, gpu=gpu, arch=args.arch or _visible_arch())
+        p = _plan(args, spec)
         path = write_module(p, args.out)
         print(path)
         print(f"plan: {p.summary}")
+    elif args.command == "explain":
+        from .explain import explain
+        print(explain(_plan(args, spec)))
     elif args.command == "tune":
         from .tune import tune
         try:

@@ -5,6 +5,7 @@ import tempfile
 
 import jinja2
 
+from .explain import explain
 from .plan import Plan, plan as make_plan
 from .spec import Spec
 
@@ -47,6 +48,7 @@ def render(spec_or_plan) -> str:
     p = _as_plan(spec_or_plan)
     return _environment().get_template("module.py.j2").render(
         plan=p, spec=p.spec, render_command=render_command(p), render_command_literal=repr(render_command(p)),
+        explanation=_docstring_safe(explain(p)),
         cuda_source=_py_literal(render_cuda(p)), cpp_source=_py_literal(render_binding(p)),
         cuda_flags=list(CUDA_FLAGS) + list(p.arch_flags), cxx_flags=list(CXX_FLAGS), jit_runtime=JIT_RUNTIME.read_text())
 
@@ -71,12 +73,20 @@ def render_command(p: Plan) -> str:
     return cmd
 
 
+def _docstring_safe(text: str) -> str:
+    if '"""' in text or "\\" in text:
+        raise ValueError("the explanation cannot sit in a docstring")
+    return text
+
+
 def write_module(spec_or_plan, out_dir="generated") -> pathlib.Path:
-    """Render and write <out_dir>/<module_name>.py atomically (a reader never sees half a file)."""
+    """Render and write <out_dir>/<module_name>.py and its explanation <module_name>.md beside it, each
+    atomically (a reader never sees half a file)."""
     p = _as_plan(spec_or_plan)
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     target = out / f"{p.module_name}.py"
+    _atomic_write(out / f"{p.module_name}.md", explain(p))
     _atomic_write(target, render(p))
     return target
 

@@ -9,6 +9,43 @@ Kernels: fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192 (built on the 
 then `gn`), same state_dict keys. Forward and backward run only the kernels in _CUDA_SOURCE. Takes float32
 CUDA input of shape (batch, 8192) for any batch.
 Regenerate with: fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "NVIDIA H200"
+
+# lin_gn_lrelu2_i8192_h8192_g512_0dfcabfd: fused Linear -> GroupNorm -> LeakyReLU -> x + x
+
+## What it replaces
+`nn.Linear(8192, 8192)`, `nn.GroupNorm(512, 8192, eps=1e-05)`, `nn.LeakyReLU(0.01)` and `x + x`. PyTorch runs
+them as a GEMM plus three element-wise or normalization kernels, each a round trip of the (batch, hidden)
+activations through memory, and the backward likewise. Here one GEMM kernel applies bias, GroupNorm, LeakyReLU
+and the doubling in its epilogue and writes the output once; backward is one kernel for dz, one for the
+parameter column sums, and the two GEMMs.
+
+## How
+- Precision `3xtf32`: 3xTF32 on tensor cores: each fp32 operand split into a TF32 big and small part (both
+  rounded to nearest), three products per multiply-add, running sums promoted into fp32 every 64 of K.
+  Accuracy of fp32 (passes allclose(1e-4, 1e-4) against the fp32 PyTorch reference; error against fp64 below
+  the reference's own).
+- GEMM engine `wgmma_tf32`: sm_90a `wgmma` (TMA bulk copies into a ring of shared-memory stages, one producer
+  warp, two consumer warpgroups; the weight is split in registers, x / dz once per call into TF32 planes);
+  operands the copy engine cannot read run on the mma.sync engine; tile m128n128s3 (384 threads, tuned on
+  NVIDIA H200). GEMMs of at most 268,435,456 multiply-adds run a compensated fp32 mainloop instead (small
+  problems, where a few ill-conditioned values decide the error).
+- GroupNorm (16 channels a group): statistics on the accumulator fragments in registers (a group's channels
+  sit in a few lanes: adds and shuffles), output written once.
+- Sizes: input and hidden compiled in; any batch. Backward reads z (the GEMM output, kept in training) and the
+  group statistics (float64).
+
+## Expected speed
+- Roofline on NVIDIA H200 at batch 1024: forward >= 0.83 ms at the 3xtf32 peak; PyTorch's fp32 GEMM ~2.74 ms
+  at cuBLAS's SGEMM rate: at most 3.3x (forward+backward: three GEMMs each side, the same ratio).
+- Measured on NVIDIA H200 (benchmarks/results, batch 1024, 2026-11-21): forward 1.301 ms, forward+backward
+  4.441 ms; 2.38x / 2.05x vs eager; 2.13x / 1.92x vs torch.compile.
+
+## Trade-offs and limits
+- fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate).
+- GPUs: sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.
+- Input: float32 CUDA (batch, 8192), any strides; float32 parameters on the same GPU.
+- Compile time: the first forward builds the kernels with nvcc (20-60 s), cached in FUSEGEN_CACHE_DIR (default
+  ~/.cache/fusegen) for later processes.
 """
 import os
 

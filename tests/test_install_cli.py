@@ -31,7 +31,7 @@ def test_render_writes_module_and_prints_plan(tmp_path):
     assert lines[0] == str(path), r.stdout
     assert any(line.startswith("plan: ") for line in lines[1:]), r.stdout
     assert p.summary in r.stdout
-    assert sorted(x.name for x in out.iterdir()) == [path.name]
+    assert sorted(x.name for x in out.iterdir()) == sorted([path.name, path.with_suffix(".md").name])
     text = path.read_text()
     ast.parse(text)
     assert text == fusegen.render(p)
@@ -85,7 +85,8 @@ def test_bad_command_lines_are_usage_errors(tmp_path, args):
     assert "usage:" in r.stderr and "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("args", [["--help"], ["render", "--help"]])
+@pytest.mark.parametrize("args", [["--help"], ["render", "--help"], ["explain", "--help"], ["tune", "--help"],
+                                  ["show-config", "--help"], ["clear-cache", "--help"]])
 def test_help(tmp_path, args):
     r = run_cli(args, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -117,7 +118,7 @@ def test_render_twice_leaves_no_temp_files(tmp_path):
         r = run_cli(["render", "--hidden", 64, "--groups", 4, "--out", out], cwd=tmp_path)
         assert r.returncode == 0, r.stderr
     p = fusegen.plan(fusegen.Spec(64, 64, 4))
-    assert sorted(x.name for x in out.iterdir()) == sorted(["keep.txt", p.module_name + ".py"])
+    assert sorted(x.name for x in out.iterdir()) == sorted(["keep.txt", p.module_name + ".py", p.module_name + ".md"])
     assert (out / (p.module_name + ".py")).read_text() == fusegen.render(p)
     # readable by others like any written file, not mkstemp's 0600
     assert (out / (p.module_name + ".py")).stat().st_mode & 0o044 == 0o044
@@ -135,7 +136,7 @@ def test_failed_write_leaves_no_temp_file_and_keeps_the_old_module(tmp_path, mon
     with pytest.raises(OSError, match="disk full"):
         fusegen.write_module(p, tmp_path)
     monkeypatch.undo()
-    assert sorted(x.name for x in tmp_path.iterdir()) == [target.name]
+    assert sorted(x.name for x in tmp_path.iterdir()) == sorted([target.name, target.with_suffix(".md").name])
     assert target.read_text() == "old contents"
 
 
@@ -197,3 +198,43 @@ def test_plain_install_finds_templates(tmp_path):
         path = gen / (p.module_name + ".py")
         assert r.stdout.splitlines()[0] == str(path)
         assert path.read_text() == expected
+
+
+def test_explain_prints_what_render_writes_beside_the_module(tmp_path):
+    r = run_cli(["explain", "--hidden", "64", "--groups", "4", "--arch", "9.0"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "## What it replaces" in r.stdout and "wgmma_tf32" in r.stdout
+    r2 = run_cli(["render", "--hidden", "64", "--groups", "4", "--arch", "9.0", "--out", tmp_path / "g"], cwd=tmp_path)
+    assert r2.returncode == 0, r2.stderr
+    module = r2.stdout.splitlines()[0]
+    assert (tmp_path / module).with_suffix(".md").read_text().strip() == r.stdout.strip()
+    bad = run_cli(["explain", "--hidden", "10", "--groups", "3"], cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "divisible" in bad.stderr
+
+
+def test_show_config_and_clear_cache(tmp_path):
+    cache = tmp_path / "cache"
+    env_dir = {"FUSEGEN_CACHE_DIR": str(cache)}
+    build = cache / "v1" / "torch_tag" / "fg_ext_0123"
+    build.mkdir(parents=True)
+    (build / "lib.so").write_bytes(b"x" * 2000)
+    (cache / "notes.txt").write_text("not fusegen's")
+    old = dict(os.environ)
+    os.environ.update(env_dir)
+    try:
+        r = run_cli(["show-config"], cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        for needed in (f"fusegen {fusegen.__version__}", "torch", "nvcc:", "GPU:", "target architectures:",
+                       f"cache: {cache}", "1 builds", "tuning table:"):
+            assert needed in r.stdout, (needed, r.stdout)
+        r = run_cli(["clear-cache"], cwd=tmp_path)
+        assert r.returncode == 0 and "removed 1 cached builds" in r.stdout, (r.stdout, r.stderr)
+        assert not (cache / "v1").exists() and (cache / "notes.txt").is_file()  # only our own layout goes
+        r = run_cli(["clear-cache"], cwd=tmp_path)
+        assert r.returncode == 0 and "removed 0 cached builds" in r.stdout
+        os.environ["FUSEGEN_CACHE_DIR"] = str(tmp_path / "missing")
+        r = run_cli(["clear-cache"], cwd=tmp_path)
+        assert r.returncode == 0 and "nothing to clear" in r.stdout
+    finally:
+        os.environ.clear()
+        os.environ.update(old)

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from helpers import HEADLINE, REFERENCE_FILE, REPO, import_file, reference_namespace
 
 import fusegen
+from fusegen.explain import explain
 from fusegen.plan import FRAGMENT, TILE_LOCAL, TWO_STAGE
 
 SHARED_REFERENCE = REPO.parent / "shared" / "reference" / "reference_model.py"
@@ -391,7 +392,43 @@ def test_write_module(tmp_path):
     path = fusegen.write_module(p, tmp_path / "out")
     assert path == tmp_path / "out" / (p.module_name + ".py")
     assert path.read_text() == fusegen.render(p)
-    assert sorted(x.name for x in (tmp_path / "out").iterdir()) == [path.name]
+    md = path.with_suffix(".md")
+    assert sorted(x.name for x in (tmp_path / "out").iterdir()) == sorted([path.name, md.name])
+    # the same explanation beside the module and in its docstring
+    assert md.read_text() == explain(p) and explain(p) in path.read_text()
+    doc = ast.get_docstring(ast.parse(path.read_text()))
+    assert explain(p).strip() in doc
+
+
+@pytest.mark.parametrize("precision", ["3xtf32", "tf32", "fp32"])
+@pytest.mark.parametrize("gw,arch", [(16, (9, 0)), (16, (8, 0)), (200, (9, 0)), (3, None)])
+def test_explanation_names_what_the_plan_does(precision, gw, arch):
+    p = fusegen.plan(_spec_for_width(gw, 4, precision=precision), arch=arch)
+    text = explain(p)
+    for needed in ("nn.Linear(", "nn.GroupNorm(", "nn.LeakyReLU(", "x + x", p.mainloop, p.tile.name, p.precision,
+                   "## Expected speed", "## Trade-offs and limits", "Compile time"):
+        assert needed in text, (needed, text)
+    assert {FRAGMENT: "registers", TILE_LOCAL: "shared memory", TWO_STAGE: "two-stage"}[p.group_strategy] in text
+    if precision == "tf32":
+        assert "FAILS allclose" in text
+    assert all(len(line) <= 110 for line in text.splitlines())
+    # no GPU named: FLOPs only; a modeled GPU: a roofline bound
+    assert "no peak figures" in text
+    assert "Roofline on NVIDIA H100" in explain(p, gpu="NVIDIA H100")
+
+
+def test_explanation_reports_the_measured_benchmark_for_its_gpu_and_layer(tmp_path, monkeypatch):
+    from fusegen import explain as explain_module
+    p = fusegen.plan(HEADLINE, gpu="NVIDIA H200")
+    rows = [{"impl": "fusegen 3xtf32", "forward_ms": 1.0, "forward_backward_ms": 3.0},
+            {"impl": "pytorch eager", "forward_ms": 3.0, "forward_backward_ms": 9.0}]
+    (tmp_path / "gpu-z.json").write_text(json.dumps({"gpu": "GPU Z", "batch": 1024, "date": "today", "rows": rows,
+                                                     "input_size": 8192, "hidden_size": 8192, "num_groups": 512}))
+    monkeypatch.setattr(explain_module, "RESULTS_DIR", tmp_path)
+    text = explain(p, gpu="GPU Z")
+    assert "Measured on GPU Z" in text and "3.00x / 3.00x vs eager" in text
+    other = fusegen.plan(fusegen.Spec(4096, 8192, 512), gpu="NVIDIA H200")  # another layer: not its numbers
+    assert "no benchmark of this layer" in explain(other, gpu="GPU Z")
 
 
 def test_cuda_source_needs_no_torch_headers():
@@ -428,6 +465,8 @@ def test_committed_headline_module_is_reproduced_byte_for_byte():
     committed = files[0].read_bytes()
     rendered = fusegen.render(p).encode()
     assert committed == rendered, f"generated/ is stale: regenerate with `{REGENERATE}`"
+    explanation = files[0].with_suffix(".md")
+    assert explanation.read_text() == explain(p), f"{explanation.name} is stale: regenerate with `{REGENERATE}`"
 
 
 def test_reference_file_matches_shared_reference():

@@ -1,0 +1,163 @@
+"""What a rendered module does and why, in words: embedded in its docstring, written beside it as <name>.md,
+printed by `fusegen explain`. Expected speed comes from a roofline model of the plan and, where
+benchmarks/results/ holds a run for that GPU and layer, the measured figure."""
+import json
+import pathlib
+import textwrap
+
+from .plan import FRAGMENT, TILE_LOCAL, TWO_STAGE, Plan
+from .spec import FP32, TF32, TF32X3
+
+RESULTS_DIR = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+
+# Datasheet peaks, TFLOP/s (dense) and TB/s, of GPUs we model; the fp32 column is also PyTorch's default path
+# (cuBLAS SGEMM reaches ~75% of it: 51 of 67 measured on the H200, ../shared/reference/h200_baselines.md).
+PEAKS = {
+    "H200": dict(fp32=67.0, tf32=495.0, bandwidth=4.8),
+    "H100": dict(fp32=67.0, tf32=495.0, bandwidth=3.35),
+    "A100": dict(fp32=19.5, tf32=156.0, bandwidth=2.0),
+}
+SGEMM_EFFICIENCY = 0.75
+
+PRECISION_WORDS = {
+    TF32X3: "3xTF32 on tensor cores: each fp32 operand split into a TF32 big and small part (both rounded to "
+            "nearest), three products per multiply-add, running sums promoted into fp32 every "
+            "{promote} of K. Accuracy of fp32 (passes allclose(1e-4, 1e-4) against the fp32 PyTorch reference; "
+            "error against fp64 below the reference's own).",
+    TF32: "TF32 on tensor cores: operands rounded to TF32 (10-bit mantissa), one product. About 3e-4 relative "
+          "error: it FAILS allclose(1e-4, 1e-4) against the fp32 reference. Opt-in speed over accuracy.",
+    FP32: "plain fp32 FFMA with two-level sums (chains restart every {promote} of K): as accurate as PyTorch's "
+          "fp32, on any GPU, at SIMT speed.",
+}
+ENGINE_WORDS = {
+    "wgmma_tf32": "sm_90a `wgmma` (TMA bulk copies into a ring of shared-memory stages, one producer warp, two "
+                  "consumer warpgroups; the weight is split in registers, x / dz once per call into TF32 "
+                  "planes); operands the copy engine cannot read run on the mma.sync engine",
+    "mma_tf32": "`mma.sync` m16n8k8 (sm_80+), multi-stage cp.async pipeline",
+    "simt_fp32": "SIMT FFMA (any GPU)",
+}
+STRATEGY_WORDS = {
+    FRAGMENT: "statistics on the accumulator fragments in registers (a group's channels sit in a few lanes: "
+              "adds and shuffles), output written once",
+    TILE_LOCAL: "statistics in the GEMM epilogue through shared memory (a group fits the output tile), output "
+                "written once",
+    TWO_STAGE: "two-stage: the GEMM epilogue writes z and per-tile partial statistics, a normalize kernel merges "
+               "them (a group of {gw} channels spans up to {pieces} tiles)",
+}
+
+
+def _peaks(gpu: str):
+    return next((v for k, v in PEAKS.items() if gpu and k in gpu), None)
+
+
+def _measured(plan: Plan, gpu: str):
+    """The benchmark row for this layer and precision on gpu, with eager and torch.compile, or None."""
+    if not gpu:
+        return None
+    path = RESULTS_DIR / (gpu.lower().replace(" ", "-") + ".json")
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    s = plan.spec
+    if (data.get("input_size"), data.get("hidden_size"), data.get("num_groups")) != \
+            (s.input_size, s.hidden_size, s.num_groups):
+        return None
+    rows = {r["impl"]: r for r in data.get("rows", [])}
+    ours = rows.get(f"fusegen {plan.precision}")
+    return (ours, rows.get("pytorch eager"), rows.get("torch.compile"), data) if ours else None
+
+
+def roofline(plan: Plan, gpu: str, batch: int = 1024):
+    """(ours, pytorch) modeled forward times in ms at the peaks of gpu, or None for a GPU we do not model."""
+    peaks = _peaks(gpu)
+    if peaks is None:
+        return None
+    s = plan.spec
+    flop = 2.0 * batch * s.hidden_size * s.input_size
+    rate = {TF32X3: peaks["tf32"] / 3, TF32: peaks["tf32"], FP32: peaks["fp32"]}[plan.precision]
+    if plan.mainloop == "simt_fp32":
+        rate = peaks["fp32"]
+    # bytes: x, W, out (forward, fp32); memory only bounds tiny layers
+    nbytes = 4.0 * (batch * s.input_size + s.hidden_size * s.input_size + batch * s.hidden_size)
+    ours = max(flop / (rate * 1e12), nbytes / (peaks["bandwidth"] * 1e12)) * 1e3
+    theirs = max(flop / (peaks["fp32"] * SGEMM_EFFICIENCY * 1e12), nbytes * 3 / (peaks["bandwidth"] * 1e12)) * 1e3
+    return ours, theirs
+
+
+def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
+    """Markdown explanation of plan (gpu: the GPU to model; default the one the plan was tuned on)."""
+    s = plan.spec
+    gpu = gpu or plan.tuned_for
+    promote = plan.promote_every_k or "(never)"
+    lines = [
+        f"# {plan.module_name}: fused Linear -> GroupNorm -> LeakyReLU -> x + x",
+        "",
+        "## What it replaces",
+        f"`nn.Linear({s.input_size}, {s.hidden_size})`, `nn.GroupNorm({s.num_groups}, {s.hidden_size}, "
+        f"eps={s.eps})`, `nn.LeakyReLU({s.negative_slope})` and `x + x`. PyTorch runs them as a GEMM plus three "
+        "element-wise or normalization kernels, each a round trip of the (batch, hidden) activations through "
+        "memory, and the backward likewise. Here one GEMM kernel applies bias, GroupNorm, LeakyReLU and the "
+        "doubling in its epilogue and writes the output once; backward is one kernel for dz, one for the "
+        "parameter column sums, and the two GEMMs.",
+        "",
+        "## How",
+        "- Precision `{}`: {}".format(plan.precision, PRECISION_WORDS[plan.precision].format(promote=promote)),
+        f"- GEMM engine `{plan.mainloop}`: {ENGINE_WORDS[plan.mainloop]}; tile {plan.tile.name} "
+        f"({plan.tile.threads} threads{', tuned on ' + plan.tuned_for if plan.tuned_for else ''}). GEMMs of at "
+        f"most {plan.exact_max_macs:,} multiply-adds run a compensated fp32 mainloop instead (small problems, "
+        "where a few ill-conditioned values decide the error).",
+        f"- GroupNorm ({s.group_width} channels a group): "
+        + STRATEGY_WORDS[plan.group_strategy].format(gw=s.group_width, pieces=plan.pieces_per_group) + ".",
+        "- Sizes: input and hidden " + ("compiled in" if plan.fixed_sizes else "passed at run time") +
+        "; any batch. Backward reads z (the GEMM output, kept in training) and the group statistics (float64).",
+        "",
+        "## Expected speed",
+    ]
+    model = roofline(plan, gpu, batch)
+    if model:
+        ours, theirs = model
+        lines.append(f"- Roofline on {gpu} at batch {batch}: forward >= {ours:.2f} ms at the {plan.precision} "
+                     f"peak; PyTorch's fp32 GEMM ~{theirs:.2f} ms at cuBLAS's SGEMM rate: at most "
+                     f"{theirs / ours:.1f}x (forward+backward: three GEMMs each side, the same ratio).")
+    else:
+        lines.append(f"- Roofline: {2 * batch * s.hidden_size * s.input_size / 1e9:.1f} GFLOP per GEMM at batch "
+                     f"{batch} (three for forward+backward); no peak figures for "
+                     f"{gpu or 'an unnamed GPU'} (modeled: {', '.join(PEAKS)}).")
+    measured = _measured(plan, gpu)
+    if measured:
+        ours, eager, compiled, data = measured
+        text = (f"- Measured on {data['gpu']} (benchmarks/results, batch {data['batch']}, {data['date']}): forward "
+                f"{ours['forward_ms']:.3f} ms, forward+backward {ours['forward_backward_ms']:.3f} ms")
+        for name, row in (("eager", eager), ("torch.compile", compiled)):
+            if row:
+                text += (f"; {row['forward_ms'] / ours['forward_ms']:.2f}x / "
+                         f"{row['forward_backward_ms'] / ours['forward_backward_ms']:.2f}x vs {name}")
+        lines.append(text + ".")
+    else:
+        lines.append("- Measured: no benchmark of this layer on this GPU in benchmarks/results "
+                     "(`fusegen bench` measures it).")
+    lines += [
+        "",
+        "## Trade-offs and limits",
+        {TF32X3: "- fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate).",
+         TF32: "- Fastest, but ~3e-4 relative error: not a drop-in where results are compared at 1e-4.",
+         FP32: "- Portable and exact to fp32, at SIMT speed (slower than cuBLAS's SGEMM on big layers)."}[
+            plan.precision],
+        "- GPUs: " + {"wgmma_tf32": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
+                      "mma_tf32": "sm_80 or newer.",
+                      "simt_fp32": "any CUDA GPU with 81 KB of shared memory a block (not sm_75)."}[plan.mainloop],
+        "- Input: float32 CUDA (batch, {}), any strides; float32 parameters on the same GPU.".format(s.input_size),
+        "- Compile time: the first forward builds the kernels with nvcc (20-60 s), cached in FUSEGEN_CACHE_DIR "
+        "(default ~/.cache/fusegen) for later processes.",
+        "",
+    ]
+    return "\n".join(_wrap(line) for line in lines)
+
+
+def _wrap(line: str, width: int = 110) -> str:
+    """Markdown paragraphs and list items wrapped (headings and blank lines as they are)."""
+    if not line or line.startswith("#"):
+        return line
+    indent = "  " if line.startswith("- ") else ""
+    return textwrap.fill(line, width=width, subsequent_indent=indent, break_on_hyphens=False,
+                         break_long_words=False)
