@@ -2201,22 +2201,51 @@ def _check_input(x, params):
             x.shape[0], HIDDEN_SIZE // NUM_GROUPS))
 
 
+def _forward_impl(x, weight, bias, gamma, beta, eps, slope, keep_for_backward):
+    """(out, z, mean, rstd); z is empty unless kept for backward (or the two-stage plan needs it)."""
+    kernels = _kernels(x.device)
+    batch = x.shape[0]
+    empty = x.new_empty(0)
+    out = _new(x, batch, HIDDEN_SIZE)
+    # z (the GEMM output with bias) is what backward recomputes everything from; the two-stage plan
+    # needs it in memory anyway.
+    z = _new(x, batch, HIDDEN_SIZE) if keep_for_backward or PARTIAL_SLOTS else empty
+    # Group statistics stay in float64: backward's projection needs them more exact than fp32 (see
+    # gn_backward); the forward rounds them to fp32 to normalize, and backward repeats that rounding.
+    mean = _new(x, batch, NUM_GROUPS, dtype=torch.float64)
+    rstd = _new(x, batch, NUM_GROUPS, dtype=torch.float64)
+    partials = _new(x, batch, NUM_GROUPS, PARTIAL_SLOTS, 2, dtype=torch.float64) if PARTIAL_SLOTS else empty
+    kernels.forward(x, weight, bias, gamma, beta, out, z, mean, rstd, partials, eps, slope, _stream(x.device))
+    return out, z, mean, rstd
+
+
+def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, slope, need_x, need_w):
+    """(dx, dw, dbias, dgamma, dbeta); dx / dw are empty when not needed."""
+    kernels = _kernels(grad_out.device)
+    stream = _stream(grad_out.device)
+    if grad_out.dtype != torch.float32:
+        raise TypeError("ModelNew backward expects a float32 gradient, got {}".format(grad_out.dtype))
+    dz = _new(z, *z.shape)
+    exact = x.shape[0] * HIDDEN_SIZE * INPUT_SIZE <= EXACT_MAX_MACS
+    dz_lo = _new(z, *z.shape) if exact else z.new_empty(0)
+    dgamma, dbeta, dbias = (_new(gamma, HIDDEN_SIZE) for _ in range(3))
+    kernels.backward_epilogue(grad_out, z, mean, rstd, gamma, beta, dz, dz_lo, dgamma, dbeta, dbias, slope, stream)
+    dx, dw = x.new_empty(0), x.new_empty(0)
+    if need_x:
+        dx = _new(x, *x.shape)
+        kernels.grad_input(dz, dz_lo, weight, dx, stream)
+    if need_w:
+        dw = _new(weight, *weight.shape)
+        kernels.grad_weight(dz, dz_lo, x, dw, stream)
+    return dx, dw, dbias, dgamma, dbeta
+
+
 class _LinearGroupNormLeakyReLU2(torch.autograd.Function):
+    """The autograd path on torch without torch.library.custom_op (before 2.4)."""
+
     @staticmethod
     def forward(ctx, x, weight, bias, gamma, beta, eps, slope, keep_for_backward):
-        kernels = _kernels(x.device)
-        batch = x.shape[0]
-        empty = x.new_empty(0)
-        out = _new(x, batch, HIDDEN_SIZE)
-        # z (the GEMM output with bias) is what backward recomputes everything from; the two-stage plan
-        # needs it in memory anyway.
-        z = _new(x, batch, HIDDEN_SIZE) if keep_for_backward or PARTIAL_SLOTS else empty
-        # Group statistics stay in float64: backward's projection needs them more exact than fp32 (see
-        # gn_backward); the forward rounds them to fp32 to normalize, and backward repeats that rounding.
-        mean = _new(x, batch, NUM_GROUPS, dtype=torch.float64)
-        rstd = _new(x, batch, NUM_GROUPS, dtype=torch.float64)
-        partials = _new(x, batch, NUM_GROUPS, PARTIAL_SLOTS, 2, dtype=torch.float64) if PARTIAL_SLOTS else empty
-        kernels.forward(x, weight, bias, gamma, beta, out, z, mean, rstd, partials, eps, slope, _stream(x.device))
+        out, z, mean, rstd = _forward_impl(x, weight, bias, gamma, beta, eps, slope, keep_for_backward)
         if keep_for_backward:
             ctx.save_for_backward(x, weight, gamma, beta, z, mean, rstd)
             ctx.slope = slope
@@ -2224,25 +2253,64 @@ class _LinearGroupNormLeakyReLU2(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_out):
-        x, weight, gamma, beta, z, mean, rstd = ctx.saved_tensors
-        kernels = _kernels(grad_out.device)
-        stream = _stream(grad_out.device)
-        if grad_out.dtype != torch.float32:
-            raise TypeError("ModelNew backward expects a float32 gradient, got {}".format(grad_out.dtype))
-        dz = _new(z, *z.shape)
-        exact = x.shape[0] * HIDDEN_SIZE * INPUT_SIZE <= EXACT_MAX_MACS
-        dz_lo = _new(z, *z.shape) if exact else z.new_empty(0)
-        dgamma, dbeta, dbias = (_new(gamma, HIDDEN_SIZE) for _ in range(3))
-        kernels.backward_epilogue(grad_out, z, mean, rstd, gamma, beta, dz, dz_lo, dgamma, dbeta, dbias, ctx.slope,
-                                  stream)
-        dx = dw = None
-        if ctx.needs_input_grad[0]:
-            dx = _new(x, *x.shape)
-            kernels.grad_input(dz, dz_lo, weight, dx, stream)
-        if ctx.needs_input_grad[1]:
-            dw = _new(weight, *weight.shape)
-            kernels.grad_weight(dz, dz_lo, x, dw, stream)
-        return dx, dw, dbias, dgamma, dbeta, None, None, None
+        need_x, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        dx, dw, dbias, dgamma, dbeta = _backward_impl(grad_out, *ctx.saved_tensors, ctx.slope, need_x, need_w)
+        return dx if need_x else None, dw if need_w else None, dbias, dgamma, dbeta, None, None, None
+
+
+# On torch >= 2.4 the kernels are registered as custom operators (with fake implementations and autograd), so
+# torch.compile traces through ModelNew, fullgraph=True included, without a graph break. Everything newer than
+# torch 1.13 that this file uses stays inside this guard (a test checks it).
+_HAS_CUSTOM_OP = hasattr(torch, "library") and hasattr(torch.library, "custom_op")
+_OPS = None
+if _HAS_CUSTOM_OP:
+    from typing import Tuple
+
+    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_0dfcabfd"  # torch.ops.<module name>.forward / .backward
+    _Tensor = torch.Tensor
+
+    def _register_ops():
+        @torch.library.custom_op(_NAMESPACE + "::forward", mutates_args=())
+        def forward_op(x: _Tensor, weight: _Tensor, bias: _Tensor, gamma: _Tensor, beta: _Tensor, eps: float,
+                       slope: float, keep: bool) -> Tuple[_Tensor, _Tensor, _Tensor, _Tensor]:
+            return _forward_impl(x, weight, bias, gamma, beta, eps, slope, keep)
+
+        @forward_op.register_fake
+        def _(x, weight, bias, gamma, beta, eps, slope, keep):
+            batch = x.shape[0]
+            z = x.new_empty(batch, HIDDEN_SIZE) if keep or PARTIAL_SLOTS else x.new_empty(0)
+            return (x.new_empty(batch, HIDDEN_SIZE), z, x.new_empty(batch, NUM_GROUPS, dtype=torch.float64),
+                    x.new_empty(batch, NUM_GROUPS, dtype=torch.float64))
+
+        @torch.library.custom_op(_NAMESPACE + "::backward", mutates_args=())
+        def backward_op(grad_out: _Tensor, x: _Tensor, weight: _Tensor, gamma: _Tensor, beta: _Tensor, z: _Tensor,
+                        mean: _Tensor, rstd: _Tensor, slope: float, need_x: bool,
+                        need_w: bool) -> Tuple[_Tensor, _Tensor, _Tensor, _Tensor, _Tensor]:
+            return _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, slope, need_x, need_w)
+
+        @backward_op.register_fake
+        def _(grad_out, x, weight, gamma, beta, z, mean, rstd, slope, need_x, need_w):
+            params = tuple(gamma.new_empty(HIDDEN_SIZE) for _ in range(3))
+            return ((x.new_empty(x.shape) if need_x else x.new_empty(0)),
+                    (weight.new_empty(weight.shape) if need_w else weight.new_empty(0))) + params
+
+        def setup_context(ctx, inputs, output):
+            x, weight, bias, gamma, beta, eps, slope, keep = inputs
+            out, z, mean, rstd = output
+            ctx.save_for_backward(x, weight, gamma, beta, z, mean, rstd)
+            ctx.slope = slope
+
+        def backward(ctx, grad_out, grad_z, grad_mean, grad_rstd):
+            need_x, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+            dx, dw, dbias, dgamma, dbeta = backward_op(grad_out, *ctx.saved_tensors, ctx.slope, need_x, need_w)
+            return dx if need_x else None, dw if need_w else None, dbias, dgamma, dbeta, None, None, None
+
+        forward_op.register_autograd(backward, setup_context=setup_context)
+        return forward_op
+
+    # Operators are process-wide: a second import of this file (same plan, same kernels) reuses them.
+    _OPS = getattr(torch.ops, _NAMESPACE).forward if hasattr(getattr(torch.ops, _NAMESPACE), "forward") \
+        else _register_ops()
 
 
 class ModelNew(nn.Module):
@@ -2261,5 +2329,7 @@ class ModelNew(nn.Module):
                   ("gn.weight", self.gn.weight), ("gn.bias", self.gn.bias))
         _check_input(x, params)
         keep = torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for _, p in params))
-        return _LinearGroupNormLeakyReLU2.apply(x, *(p for _, p in params), float(self.gn.eps),
-                                                float(self.leaky_relu.negative_slope), keep)
+        eps, slope = float(self.gn.eps), float(self.leaky_relu.negative_slope)
+        if _OPS is not None:
+            return _OPS(x, *(p for _, p in params), eps, slope, keep)[0]
+        return _LinearGroupNormLeakyReLU2.apply(x, *(p for _, p in params), eps, slope, keep)

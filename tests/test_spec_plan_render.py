@@ -469,6 +469,45 @@ def test_committed_headline_module_is_reproduced_byte_for_byte():
     assert explanation.read_text() == explain(p), f"{explanation.name} is stale: regenerate with `{REGENERATE}`"
 
 
+# APIs the generated module may use only behind `if _HAS_CUSTOM_OP:` (torch >= 2.4); the rest of the file must
+# load on torch 1.13.
+NEWER_TORCH_APIS = {"custom_op", "register_fake", "register_autograd", "opcheck", "triton_op", "infer_schema"}
+
+
+@pytest.mark.parametrize("spec,arch", [(HEADLINE, (9, 0)), (fusegen.Spec(64, 64, 4), None),
+                                       (fusegen.Spec(96, 400, 2, precision="fp32"), None)])
+def test_generated_module_uses_newer_torch_only_behind_its_guard(spec, arch):
+    tree = ast.parse(fusegen.render(fusegen.plan(spec, arch=arch)))
+    guards = [n for n in ast.walk(tree) if isinstance(n, ast.If) and isinstance(n.test, ast.Name)
+              and n.test.id == "_HAS_CUSTOM_OP"]
+    assert len(guards) == 1, "expected one `if _HAS_CUSTOM_OP:` block"
+    inside = {id(n) for n in ast.walk(guards[0])}
+    used = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in NEWER_TORCH_APIS]
+    assert used, "the custom-op registration is gone: the test would check nothing"
+    outside = [(n.attr, n.lineno) for n in used if id(n) not in inside]
+    assert not outside, f"newer torch APIs outside the guard: {outside}"
+    # the guard itself only asks whether they exist
+    assigns = [n for n in tree.body if isinstance(n, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == "_HAS_CUSTOM_OP" for t in n.targets)]
+    assert len(assigns) == 1 and "hasattr" in ast.unparse(assigns[0].value)
+    # the autograd.Function fallback exists for older torch
+    assert "class _LinearGroupNormLeakyReLU2(torch.autograd.Function)" in ast.unparse(tree) or \
+        any(isinstance(n, ast.ClassDef) and n.name == "_LinearGroupNormLeakyReLU2" for n in tree.body)
+
+
+def test_custom_ops_register_once_and_have_fake_shapes(tmp_path):
+    path = fusegen.write_module(fusegen.plan(fusegen.Spec(64, 64, 4)), tmp_path)
+    first, second = import_file(path), import_file(path)  # a second import reuses the process-wide operators
+    assert first._OPS is not None and second._OPS is not None
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        x, w, b = torch.empty(5, 64), torch.empty(64, 64), torch.empty(64)
+        for keep, z_shape in ((True, (5, 64)), (False, (0,))):
+            out, z, mean, rstd = second._OPS(x, w, b, b, b, 1e-5, 0.01, keep)
+            assert out.shape == (5, 64) and z.shape == z_shape and mean.shape == rstd.shape == (5, 4)
+            assert mean.dtype == torch.float64
+
+
 def test_reference_file_matches_shared_reference():
     if not SHARED_REFERENCE.is_file():
         pytest.skip(f"{SHARED_REFERENCE} not present")
@@ -634,3 +673,25 @@ def test_generated_module_property(case, seed, reference, monkeypatch):
             assert f"(batch, {spec.input_size})" in str(info.value), str(info.value)
 
         assert list(cache.iterdir()) == [], "importing or constructing the module compiled something"
+
+
+def test_state_dicts_load_both_ways(tmp_path):
+    """ModelNew.load_state_dict(Model().state_dict()) and the reverse: the same keys, shapes and values."""
+    ns = reference_namespace()
+    module = import_file(fusegen.write_module(fusegen.plan(fusegen.Spec(48, 64, 4)), tmp_path))
+    torch.manual_seed(0)
+    ref = ns["Model"](48, 64, 4)
+    torch.manual_seed(1)
+    new = module.ModelNew(48, 64, 4)
+    assert not torch.equal(ref.fc.weight, new.fc.weight)  # different seeds: the load below must do the work
+    assert str(new.load_state_dict(ref.state_dict())) == "<All keys matched successfully>"
+    _assert_same_state(ref, new)
+    torch.manual_seed(2)
+    back = ns["Model"](48, 64, 4)
+    with torch.no_grad():
+        new.gn.weight.mul_(3)  # a trained-looking change travels back
+    back.load_state_dict(new.state_dict())
+    _assert_same_state(new, back)
+    # a state dict of another size fails the way torch's own modules do, naming the parameter
+    with pytest.raises(RuntimeError, match="size mismatch for fc.weight"):
+        new.load_state_dict(ns["Model"](32, 64, 4).state_dict())
