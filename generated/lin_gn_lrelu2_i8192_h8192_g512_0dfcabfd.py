@@ -2153,7 +2153,8 @@ def _check_device(device):
             "this module's kernels use Hopper's wgmma (built for sm_90a: H100/H200); {} is sm_{}{}: render one for "
             "it with: {} --arch {}.{}".format(
                 torch.cuda.get_device_name(device), *torch.cuda.get_device_capability(device),
-                RENDER_COMMAND.split(" --gpu ")[0], *torch.cuda.get_device_capability(device)))
+                RENDER_COMMAND.split(" --gpu ")[0].replace(" --arch 9.0", ""),
+                *torch.cuda.get_device_capability(device)))
     if PRECISION != "fp32" and torch.cuda.get_device_capability(device) < (8, 0):
         raise RuntimeError(
             "this module was generated with precision {}, which runs on tensor cores of sm_80 or newer; {} is "
