@@ -30,9 +30,12 @@ def reference_namespace() -> dict:
 
 
 def import_file(path):
+    """Import a generated module as `import` would (registered in sys.modules: torch.compile looks functions'
+    modules up there), under a fresh name."""
     name = f"fusegen_test_module_{next(_counter)}"
     spec = importlib.util.spec_from_file_location(name, str(path))
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
