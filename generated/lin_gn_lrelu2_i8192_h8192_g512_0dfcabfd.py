@@ -37,8 +37,8 @@ parameter column sums, and the two GEMMs.
 ## Expected speed
 - Roofline on NVIDIA H200 at batch 1024: forward >= 0.83 ms at the 3xtf32 peak; PyTorch's fp32 GEMM ~2.74 ms
   at cuBLAS's SGEMM rate: at most 3.3x (forward+backward: three GEMMs each side, the same ratio).
-- Measured on NVIDIA H200 (benchmarks/results, batch 1024, 2026-11-21): forward 1.301 ms, forward+backward
-  4.441 ms; 2.38x / 2.05x vs eager; 2.13x / 1.92x vs torch.compile.
+- Measured on NVIDIA H200 (benchmarks/results, batch 1024, 2026-11-21): forward 1.312 ms, forward+backward
+  4.316 ms; 2.37x / 2.12x vs eager; 2.13x / 1.99x vs torch.compile.
 
 ## Trade-offs and limits
 - fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate).
