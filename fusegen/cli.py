@@ -38,6 +38,16 @@ def _arch(text):
     return major, minor
 
 
+def _batches(text):
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated batch sizes like 256,1024, got {text!r}")
+    if any(v < 0 for v in values):
+        raise argparse.ArgumentTypeError(f"batch sizes must be >= 0, got {text!r}")
+    return values
+
+
 def _visible_arch():
     try:
         import torch
@@ -98,6 +108,27 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--batch", type=int, default=1024, help="batch size to time (default: 1024)")
     tune.add_argument("--reps", type=int, default=10, help="timed calls per candidate (median)")
     tune.add_argument("--no-save", action="store_true", help="print the ranking, leave the table alone")
+
+    check = sub.add_parser("check", help="build the module on this GPU and compare it with PyTorch (fp64 truth)",
+                           description="Render and build the module for one layer size on the GPU in hand, run "
+                                       "forward and backward on random inputs, and compare the output and all five "
+                                       "gradients with fp64 and with the fp32 PyTorch reference; prints a table and "
+                                       "exits non-zero on a miss.")
+    _add_layer_args(check)
+    check.add_argument("--batch", type=_batches, default=(1, 129, 1024),
+                       help="comma-separated batch sizes (default 1,129,1024)")
+    check.add_argument("--seeds", type=int, default=2, help="random draws per batch size (default 2)")
+
+    bench = sub.add_parser("bench", help="time the module against PyTorch eager and torch.compile",
+                           description="Time forward and forward+backward of the module, PyTorch eager and "
+                                       "torch.compile (fp32, TF32 off) on the GPU in hand; prints a table, "
+                                       "optionally writes JSON and a PNG plot.")
+    _add_layer_args(bench)
+    bench.add_argument("--batch", type=_batches, default=(1024,), help="comma-separated batch sizes (default 1024)")
+    bench.add_argument("--reps", type=int, default=20, help="timed calls per point (median)")
+    bench.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    bench.add_argument("--json", default=None, help="write the rows to this JSON file")
+    bench.add_argument("--plot", default=None, help="write a PNG plot of time against batch size (needs matplotlib)")
 
     sub.add_parser("show-config", help="print the cache directory, compiler, GPU, target architectures, versions",
                    description="Print where builds are cached, which nvcc and GPU were found, which architectures "
@@ -189,6 +220,33 @@ def clear_cache() -> int:
     return 0
 
 
+def _measure(args, spec) -> int:
+    from . import measure
+    from .jit import BuildError
+    try:
+        p = _plan(args, spec)
+        if args.command == "check":
+            misses = measure.check(p, batches=args.batch, seeds=tuple(range(args.seeds)))
+            if misses:
+                print(f"fusegen check: {len(misses)} miss(es); the first: {misses[0]}", file=sys.stderr)
+                return 1
+            return 0
+        if args.plot:  # fail before the timing, not after
+            import importlib.util
+            if importlib.util.find_spec("matplotlib") is None:
+                raise measure.MeasureError("--plot needs matplotlib (pip install matplotlib)")
+        rows = measure.bench(p, batches=args.batch, reps=args.reps, with_compile=not args.no_compile)
+        print(measure.bench_table(rows))
+        if args.json:
+            measure.write_json(rows, p, args.json)
+        if args.plot:
+            measure.write_plot(rows, p, args.plot)
+        return 0
+    except (measure.MeasureError, BuildError, ValueError) as e:
+        print(f"fusegen {args.command}: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 1
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "show-config":
@@ -206,6 +264,8 @@ def main(argv=None) -> int:
     elif args.command == "explain":
         from .explain import explain
         print(explain(_plan(args, spec)))
+    elif args.command in ("check", "bench"):
+        return _measure(args, spec)
     elif args.command == "tune":
         from .tune import tune
         try:

@@ -140,3 +140,34 @@ def test_data_parallel_training_matches_the_reference(tmp_path_factory, tmp_path
     start = ns["Model"](256, 512, 32).state_dict()
     for k in ("fc.weight", "gn.weight"):  # training moved them (the comparison above is not of two inits)
         assert (new[k] - start[k]).abs().max() > 1e-3, k
+
+
+def _cli(args, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "fusegen"] + [str(a) for a in args], cwd=str(tmp_path), env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=500)
+
+
+def test_check_command_passes_and_prints_its_table(tmp_path):
+    r = _cli(["check", "--hidden", "512", "--groups", "32", "--input", "256", "--batch", "7,600"], tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "fusegen check:" in r.stdout and r.stdout.count(" ok\n") == 4 and "MISS" not in r.stdout
+    print(r.stdout)
+
+
+def test_bench_command_table_json_and_plot(tmp_path):
+    import importlib.util
+    plot = importlib.util.find_spec("matplotlib") is not None
+    args = ["bench", "--hidden", "512", "--groups", "32", "--input", "256", "--batch", "64,1024", "--reps", "5",
+            "--json", tmp_path / "b.json"] + (["--plot", tmp_path / "b.png"] if plot else [])
+    r = _cli(args, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    import json
+    rows = json.loads((tmp_path / "b.json").read_text())["rows"]
+    assert {(x["impl"], x["batch"]) for x in rows} == {(i, b) for i in ("fusegen 3xtf32", "pytorch eager",
+                                                                      "torch.compile") for b in (64, 1024)}
+    assert all(x["forward_ms"] > 0 and x["forward_backward_ms"] > 0 for x in rows)
+    assert "torch.compile" in r.stdout and "vs eager" in r.stdout
+    if plot:
+        assert (tmp_path / "b.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    print(r.stdout)

@@ -86,7 +86,8 @@ def test_bad_command_lines_are_usage_errors(tmp_path, args):
 
 
 @pytest.mark.parametrize("args", [["--help"], ["render", "--help"], ["explain", "--help"], ["tune", "--help"],
-                                  ["show-config", "--help"], ["clear-cache", "--help"]])
+                                  ["show-config", "--help"], ["clear-cache", "--help"], ["check", "--help"],
+                                  ["bench", "--help"]])
 def test_help(tmp_path, args):
     r = run_cli(args, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -238,3 +239,17 @@ def test_show_config_and_clear_cache(tmp_path):
     finally:
         os.environ.clear()
         os.environ.update(old)
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+def test_check_and_bench_without_a_gpu_fail_with_one_line(tmp_path, command):
+    if importlib.util.find_spec("torch") and __import__("torch").cuda.is_available():
+        pytest.skip("a GPU is visible: tests/test_gpu_real_use.py runs these commands")
+    r = run_cli([command, "--hidden", "64", "--groups", "4"], cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip() == f"fusegen {command}: needs a CUDA GPU, and none is visible"
+
+
+def test_batch_lists_are_validated(tmp_path):
+    r = run_cli(["bench", "--hidden", "64", "--groups", "4", "--batch", "64,-1"], cwd=tmp_path)
+    assert r.returncode == 2 and "batch sizes must be >= 0" in r.stderr

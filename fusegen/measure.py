@@ -1,0 +1,170 @@
+"""`fusegen check` and `fusegen bench`: build a plan's module on the GPU in hand and hold it against PyTorch."""
+import importlib.util
+import itertools
+import json
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+from .accuracy import NAMES, ReferenceLayer, compare
+from .render import _atomic_write, write_module
+
+_names = itertools.count()
+
+
+class MeasureError(RuntimeError):
+    """What check or bench needs is not there (a GPU, matplotlib for --plot)."""
+
+
+def _require_gpu():
+    import torch
+    if not torch.cuda.is_available():
+        raise MeasureError("needs a CUDA GPU, and none is visible")
+
+
+def load_module(plan, out_dir=None, log=sys.stderr):
+    """Render the plan's module into out_dir (default: a temporary directory), import it, build its kernels."""
+    import torch
+    path = write_module(plan, out_dir or tempfile.mkdtemp(prefix="fusegen-"))
+    name = f"fusegen_measured_{next(_names)}"
+    spec = importlib.util.spec_from_file_location(name, str(path))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    start = time.time()
+    module._kernels(torch.device("cuda", torch.cuda.current_device()))
+    log.write(f"module {path.name} ready in {time.time() - start:.1f} s\n")
+    return module
+
+
+def check(plan, batches=(1, 129, 1024), seeds=(0,), log=sys.stderr, out=sys.stdout):
+    """Forward and all five gradients against fp64 (and the fp32 reference) for each batch and seed; prints a
+    table; returns the list of misses (empty: all passed)."""
+    _require_gpu()
+    module = load_module(plan, log=log)
+    spec = plan.spec
+    misses, rows = [], []
+    for batch in batches:
+        for seed in seeds:
+            if batch * spec.group_width == 1:
+                continue  # GroupNorm refuses one value a group (the reference too)
+            report, problems = compare(module.ModelNew, ReferenceLayer, spec, batch, seed)
+            rows.append((batch, seed, report, problems))
+            misses += problems
+    out.write(f"fusegen check: {plan.module_name} ({plan.summary})\n")
+    out.write(f"{'batch':>6} {'seed':>5} " + " ".join(f"{n:>15}" for n in NAMES) + "  result\n")
+    for batch, seed, report, problems in rows:
+        cells = " ".join(f"{report[n][0]:>7.1e}/{report[n][1]:<7.1e}" for n in NAMES)
+        out.write(f"{batch:>6} {seed:>5} {cells}  {'MISS' if problems else 'ok'}\n")
+    out.write("cells: our rel. error vs fp64 / the fp32 PyTorch reference's; bar: 4x the reference's "
+              f"({'TF32: its documented tolerance' if plan.precision == 'tf32' else 'and output allclose 1e-4'})\n")
+    for problem in misses:
+        out.write(f"MISS: {problem}\n")
+    return misses
+
+
+def _progress(done, total, label, stream=sys.stderr):
+    width = 30
+    filled = int(width * done / max(total, 1))
+    stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label[:50]:<50}")
+    if done == total:
+        stream.write("\n")
+    stream.flush()
+
+
+def _time_ms(fn, reps, warmup=3):
+    import torch
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def bench(plan, batches=(1024,), reps=20, with_compile=True, log=sys.stderr):
+    """Median forward and forward+backward times of the module, PyTorch eager and torch.compile (fp32, TF32 off)
+    at each batch size; returns the rows."""
+    import torch
+    _require_gpu()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    module = load_module(plan, log=log)
+    s = plan.spec
+    init = (s.input_size, s.hidden_size, s.num_groups)
+    torch.manual_seed(0)
+    ref = ReferenceLayer(*init).cuda()
+    torch.manual_seed(0)
+    models = {"fusegen " + plan.precision: module.ModelNew(*init).cuda(), "pytorch eager": ref}
+    if with_compile:
+        models["torch.compile"] = torch.compile(ReferenceLayer(*init).cuda())
+    rows, total, done = [], len(batches) * len(models), 0
+    for batch in batches:
+        x = torch.rand(batch, s.input_size, device="cuda")
+        g = torch.randn(batch, s.hidden_size, device="cuda")
+        xg = x.clone().requires_grad_()
+        for name, model in models.items():
+            _progress(done, total, f"batch {batch}: {name}", log)
+
+            def fwd():
+                with torch.no_grad():
+                    model(x)
+
+            f_ms, fb_ms = _time_ms(fwd, reps), _time_ms(lambda: model(xg).backward(g), reps)
+            rows.append({"impl": name, "batch": batch, "forward_ms": round(f_ms, 4),
+                         "forward_backward_ms": round(fb_ms, 4),
+                         "forward_tflops": round(2 * batch * s.hidden_size * s.input_size / f_ms / 1e9, 1)})
+            done += 1
+    _progress(done, total, "done", log)
+    return rows
+
+
+def bench_table(rows):
+    eager = {r["batch"]: r for r in rows if r["impl"] == "pytorch eager"}
+    lines = [f"{'batch':>6} {'implementation':<18} {'forward ms':>10} {'fwd+bwd ms':>10} {'vs eager':>14}"]
+    for r in rows:
+        e = eager[r["batch"]]
+        lines.append(f"{r['batch']:>6} {r['impl']:<18} {r['forward_ms']:>10.3f} {r['forward_backward_ms']:>10.3f} "
+                     f"{e['forward_ms'] / r['forward_ms']:>6.2f}x/{e['forward_backward_ms'] / r['forward_backward_ms']:.2f}x")
+    return "\n".join(lines)
+
+
+def write_json(rows, plan, path):
+    import torch
+    data = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "module": plan.module_name,
+            "plan": plan.summary, "rows": rows}
+    _atomic_write(pathlib.Path(path), json.dumps(data, indent=1) + "\n")
+
+
+def write_plot(rows, plan, path):
+    """Forward and forward+backward time against batch size, one line per implementation (needs matplotlib)."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise MeasureError("--plot needs matplotlib (pip install matplotlib); the table and --json need nothing")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, key, title in ((axes[0], "forward_ms", "forward"), (axes[1], "forward_backward_ms", "forward+backward")):
+        for impl in dict.fromkeys(r["impl"] for r in rows):
+            pts = [(r["batch"], r[key]) for r in rows if r["impl"] == impl]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("batch")
+        ax.set_ylabel("ms")
+        ax.set_title(title)
+        ax.legend()
+    fig.suptitle(plan.module_name)
+    fig.tight_layout()
+    path = pathlib.Path(path)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=120)
+    os.replace(tmp, path)  # a reader never sees half a picture
