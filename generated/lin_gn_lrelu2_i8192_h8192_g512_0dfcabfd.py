@@ -1804,9 +1804,9 @@ def _ext_name(name, cpp_source, cuda_source, cflags, cuda_cflags, fusegen_versio
     return "%s_%s" % (name, _hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12])
 
 
-def _say(quiet, message):
+def _say(quiet, message, end="\n"):
     if not quiet:
-        print(message, file=_sys.stderr, flush=True)
+        print(message, file=_sys.stderr, end=end, flush=True)
 
 
 def _private_dir(path):
@@ -2051,7 +2051,10 @@ def _load_or_build(root, ext, cpp_source, cuda_source, cflags, cuda_cflags, quie
     if compile_fn is None:
         import torch.utils.cpp_extension as cpp_extension
         compile_fn = cpp_extension.load_inline
-    _say(quiet, "fusegen: compiling fused kernels for %s ..." % ext)
+    # One line on stderr: "compiling ... " now, "done in 41.3 s, cached at ..." when it is (the compiler's own
+    # output, with FUSEGEN_VERBOSE=1, comes between: then the line ends first).
+    verbose = _os.environ.get("FUSEGEN_VERBOSE") == "1"
+    _say(quiet, "fusegen: compiling fused kernels for %s ..." % ext, end="\n" if verbose else "")
     start = _time.time()
     _forget_torch_version(ext)
     try:
@@ -2063,14 +2066,16 @@ def _load_or_build(root, ext, cpp_source, cuda_source, cflags, cuda_cflags, quie
             extra_cflags=list(cflags),
             extra_cuda_cflags=list(cuda_cflags),
             build_directory=build_dir,
-            verbose=_os.environ.get("FUSEGEN_VERBOSE") == "1",
+            verbose=verbose,
             with_cuda=cuda_source is not None,
         )
     except Exception as e:
+        _say(quiet, " failed")
         failed = _keep_failed(root, ext, build_dir)
         raise BuildError(_compile_error_message(ext, failed, build_dir, str(e))) from e
 
     if not _os.path.isfile(_os.path.join(build_dir, ext + _LIB_SUFFIX)):
+        _say(quiet, " failed")
         failed = _keep_failed(root, ext, build_dir)
         raise BuildError("compiling fused kernels for %s produced no %s%s (build directory "
                          "kept at %s)" % (ext, ext, _LIB_SUFFIX, failed))
@@ -2079,10 +2084,12 @@ def _load_or_build(root, ext, cpp_source, cuda_source, cflags, cuda_cflags, quie
     try:
         module = _import_library(ext, so_path)
     except Exception as e:
+        _say(quiet, " failed")
         failed = _keep_failed(root, ext, final_dir)
         raise BuildError("compiled fused kernels for %s but cannot load them: %s (build "
                          "kept at %s)" % (ext, e, failed)) from e
-    _say(quiet, "fusegen: %s done in %.1f s, cached at %s" % (ext, _time.time() - start, final_dir))
+    _say(quiet, "%s done in %.1f s, cached at %s" % ("fusegen: %s" % ext if verbose else "", _time.time() - start,
+                                                      final_dir))
     return module
 
 
