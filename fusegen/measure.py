@@ -10,6 +10,7 @@ import time
 
 from .accuracy import NAMES, ReferenceLayer, compare
 from .render import _atomic_write, write_module
+from .tune import _progress, time_ms
 
 _names = itertools.count()
 
@@ -65,31 +66,6 @@ def check(plan, batches=(1, 129, 1024), seeds=(0,), log=sys.stderr, out=sys.stdo
     return misses
 
 
-def _progress(done, total, label, stream=sys.stderr):
-    width = 30
-    filled = int(width * done / max(total, 1))
-    stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label[:50]:<50}")
-    if done == total:
-        stream.write("\n")
-    stream.flush()
-
-
-def _time_ms(fn, reps, warmup=3):
-    import torch
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
-
-
 def bench(plan, batches=(1024,), reps=20, with_compile=True, log=sys.stderr):
     """Median forward and forward+backward times of the module, PyTorch eager and torch.compile (fp32, TF32 off)
     at each batch size; returns the rows."""
@@ -118,7 +94,7 @@ def bench(plan, batches=(1024,), reps=20, with_compile=True, log=sys.stderr):
                 with torch.no_grad():
                     model(x)
 
-            f_ms, fb_ms = _time_ms(fwd, reps), _time_ms(lambda: model(xg).backward(g), reps)
+            f_ms, fb_ms = time_ms(fwd, reps), time_ms(lambda: model(xg).backward(g), reps)
             rows.append({"impl": name, "batch": batch, "forward_ms": round(f_ms, 4),
                          "forward_backward_ms": round(fb_ms, 4),
                          "forward_tflops": round(2 * batch * s.hidden_size * s.input_size / f_ms / 1e9, 1)})
