@@ -107,6 +107,7 @@ class WgmmaTile:
     block_n: int = 128
     stages: int = 4
     block_k = 32  # one 128-byte swizzle row of fp32 (fixed by the layout)
+    SMEM_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_90
 
     def __post_init__(self):
         if self.block_n not in (64, 128):
@@ -241,6 +242,9 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         tile = (WgmmaTile() if arch is not None and tuple(arch) == WGMMA_ARCH else MmaTile()) if tensor_cores \
             else GemmTile()
     mainloop = ENGINES[type(tile)]
+    if isinstance(tile, WgmmaTile) and tile.smem_bytes(spec.precision != TF32) > tile.SMEM_LIMIT:
+        raise ValueError(f"tile {tile.name} needs {tile.smem_bytes(spec.precision != TF32)} bytes of shared memory "
+                         f"in {spec.precision}, over the {tile.SMEM_LIMIT} a block can have: fewer stages")
     # Compensated small GEMMs always run on the SIMT engine, on the same output tile (one group strategy).
     simt_tile = tile if not tensor_cores else GemmTile(block_m=tile.block_m, block_n=tile.block_n)
     mma_tile = None if not tensor_cores else (tile if isinstance(tile, MmaTile) else

@@ -65,7 +65,7 @@ def candidates(precision: str, arch=None):
     if arch is not None and tuple(arch) == WGMMA_ARCH:
         sizes = [(128, 128), (64, 128), (128, 64)] + ([(256, 64)] if precision == TF32 else [])
         tiles = [WgmmaTile(block_m=bm, block_n=bn, stages=st) for bm, bn in sizes for st in (3, 4, 5, 6, 8)]
-        return [t for t in tiles if t.smem_bytes(precision != TF32) <= SMEM_LIMIT]
+        return [t for t in tiles if t.smem_bytes(precision != TF32) <= WgmmaTile.SMEM_LIMIT]
     shapes = [(128, 128, 2, 4), (128, 128, 4, 4), (128, 128, 4, 2), (64, 128, 2, 4), (128, 64, 4, 2)]
     if precision == TF32:  # no promotion totals: 64x64 warp tiles fit the registers
         shapes += [(128, 128, 2, 2)]

@@ -193,12 +193,19 @@ def test_wgmma_tile_rejects_unsupported_shapes(kwargs):
         fusegen.WgmmaTile(**kwargs)
 
 
+def test_wgmma_tile_over_shared_memory_is_refused_by_the_planner():
+    big = fusegen.WgmmaTile(stages=5)  # 5 x 48 KB of 3xTF32 stages
+    with pytest.raises(ValueError, match="bytes of shared memory in 3xtf32, over the 232448"):
+        fusegen.plan(_spec_for_width(16, precision="3xtf32"), tile=big)
+    assert fusegen.plan(_spec_for_width(16, precision="tf32"), tile=big).tile == big  # 5 x 32 KB fits
+
+
 def test_wgmma_tune_candidates_fit_shared_memory():
     from fusegen import tune
     for precision in ("3xtf32", "tf32"):
         tiles = tune.candidates(precision, (9, 0))
         assert tiles and all(isinstance(t, fusegen.WgmmaTile) for t in tiles)
-        assert all(t.smem_bytes(precision == "3xtf32") <= tune.SMEM_LIMIT for t in tiles)
+        assert all(t.smem_bytes(precision == "3xtf32") <= fusegen.WgmmaTile.SMEM_LIMIT for t in tiles)
         assert fusegen.WgmmaTile() in tiles
     assert all(isinstance(t, fusegen.MmaTile) for t in tune.candidates("tf32", (8, 0)))
 
