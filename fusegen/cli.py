@@ -130,6 +130,18 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", default=None, help="write the rows to this JSON file")
     bench.add_argument("--plot", default=None, help="write a PNG plot of time against batch size (needs matplotlib)")
 
+    from_model = sub.add_parser("from-model", help="generate the fused module for a model file's layer",
+                                description="Load a benchmark-style model file (Model, get_init_inputs, "
+                                            "get_inputs), trace Model with torch.fx, match Linear -> stages, and "
+                                            "write the fused module; a model outside the family is refused with "
+                                            "the op, file and line.")
+    from_model.add_argument("model_file", help="path to the model file")
+    from_model.add_argument("--out", default="generated", help="output directory (default: generated)")
+    from_model.add_argument("--precision", choices=PRECISIONS, default=None, help=PRECISION_HELP)
+    from_model.add_argument("--dynamic-sizes", action="store_true", help="as for render")
+    from_model.add_argument("--gpu", default=None, help="as for render")
+    from_model.add_argument("--arch", default=None, type=_arch, help="as for render")
+
     sub.add_parser("show-config", help="print the cache directory, compiler, GPU, target architectures, versions",
                    description="Print where builds are cached, which nvcc and GPU were found, which architectures "
                                "a module would be built for, and the versions involved.")
@@ -247,12 +259,29 @@ def _measure(args, spec) -> int:
         return 1
 
 
+def from_model(args) -> int:
+    from .frontend import ModelError, check_interface, to_spec, trace_chain
+    try:
+        chain = trace_chain(args.model_file)
+        spec = to_spec(chain, precision=args.precision or default_precision())
+        check_interface(args.model_file, chain)
+    except (ModelError, SpecError) as e:
+        print(f"fusegen from-model: {e}", file=sys.stderr)
+        return 2
+    path = write_module(_plan(args, spec), args.out)
+    print(path)
+    print(f"layer: {chain.describe()} ({chain.input_size} -> {chain.hidden_size})")
+    return 0
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "show-config":
         return show_config()
     if args.command == "clear-cache":
         return clear_cache()
+    if args.command == "from-model":
+        return from_model(args)
     spec = _spec(args, args.command)
     if spec is None:
         return 2
