@@ -101,3 +101,73 @@ def test_from_model_on_the_reference_file_reproduces_the_committed_module(tmp_pa
     committed = REPO / "generated" / made.name
     assert committed.is_file(), f"{made.name} is not the committed headline module"
     assert made.read_bytes() == committed.read_bytes()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Random chains: any order and spelling of the recognized stages traces back to the same kinds and constants
+# --------------------------------------------------------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+HIDDEN, GROUPS = 48, 6
+
+
+def _spellings(i, kind, value):
+    """(constructor line or None, forward expression of `x`, expected params) for stage i."""
+    m = f"self.s{i}"
+    if kind == "group_norm":
+        eps = value
+        return ([f"{m} = nn.GroupNorm({GROUPS}, {HIDDEN}, eps={eps!r})"], [f"{m}(x)"],
+                {"num_groups": GROUPS, "eps": eps, "affine": True})
+    if kind == "leaky_relu":
+        return ([f"{m} = nn.LeakyReLU({value!r})"], [f"{m}(x)", f"F.leaky_relu(x, {value!r})"],
+                {"negative_slope": value})
+    if kind == "gelu":
+        return ([f"{m} = nn.GELU(approximate={value!r})"], [f"{m}(x)", f"F.gelu(x, approximate={value!r})"],
+                {"approximate": value})
+    if kind == "scalar":
+        op, c = value
+        forms = {"mul": [f"x * {c!r}", f"{c!r} * x"], "div": [f"x / {c!r}"], "add": [f"x + {c!r}", f"{c!r} + x"],
+                 "sub": [f"x - {c!r}"]}[op]
+        return [], forms, {"op": op, "value": float(c)}
+    if kind == "add_self":
+        return [], ["x + x"], {}
+    mod = {"relu": "ReLU", "silu": "SiLU", "sigmoid": "Sigmoid", "tanh": "Tanh"}[kind]
+    fns = {"relu": ["F.relu(x)", "torch.relu(x)"], "silu": ["F.silu(x)"], "sigmoid": ["torch.sigmoid(x)"],
+           "tanh": ["torch.tanh(x)"]}[kind]
+    return [f"{m} = nn.{mod}()"], [f"{m}(x)"] + fns, {}
+
+
+_constants = st.floats(0.25, 4.0, allow_nan=False).map(lambda v: round(v, 3))
+_stage = st.one_of(
+    st.tuples(st.just("group_norm"), st.sampled_from([1e-5, 1e-3])),
+    st.tuples(st.just("leaky_relu"), st.sampled_from([0.01, 0.2, -0.5])),
+    st.tuples(st.just("gelu"), st.sampled_from(["none", "tanh"])),
+    st.tuples(st.just("scalar"), st.tuples(st.sampled_from(["mul", "div", "add", "sub"]), _constants)),
+    st.tuples(st.sampled_from(["add_self", "relu", "silu", "sigmoid", "tanh"]), st.none()),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stages=st.lists(_stage, min_size=1, max_size=6), data=st.data())
+def test_random_chains_trace_back_to_their_stages(stages, data, tmp_path):
+    init, body, expected = [], [], []
+    for i, (kind, value) in enumerate(stages):
+        lines, forms, params = _spellings(i, kind, value)
+        init += lines
+        body.append(f"x = {data.draw(st.sampled_from(forms), label=f'stage {i}')}")
+        expected.append((kind, params))
+    src = "\n".join([
+        "import torch", "import torch.nn as nn", "import torch.nn.functional as F", "",
+        "class Model(nn.Module):", "    def __init__(self, input_size, hidden_size):", "        super().__init__()",
+        "        self.fc = nn.Linear(input_size, hidden_size)"] + [f"        {ln}" for ln in init] + [
+        "    def forward(self, x):", "        x = self.fc(x)"] + [f"        {ln}" for ln in body] + [
+        "        return x", "", "def get_inputs():", f"    return [torch.rand(4, 32)]", "",
+        "def get_init_inputs():", f"    return [32, {HIDDEN}]", ""])
+    path = tmp_path / f"chain_{abs(hash(src)) % 10**8}.py"
+    path.write_text(src)
+    chain = trace_chain(path)
+    assert (chain.input_size, chain.hidden_size, chain.bias) == (32, HIDDEN, True)
+    assert [(s.kind, dict(s.params)) for s in chain.stages] == expected, src
+    # each stage points at its own line of forward()
+    lines = [int(s.where.rsplit(":", 1)[1]) for s in chain.stages]
+    assert lines == sorted(lines) and len(set(lines)) == len(lines), (lines, src)
