@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 import fusegen  # noqa: E402
-from fusegen.tune import time_ms  # noqa: E402
+from fusegen.tune import time_layer, time_ms  # noqa: E402
 from helpers import HEADLINE, import_file, reference_namespace, rel_err  # noqa: E402
 
 GEMM_FLOP = 2 * 1024 * 8192 * 8192  # one headline GEMM
@@ -80,18 +80,9 @@ def main():
 
     rows = []
     for name, model in models.items():
-        xg = x.clone().requires_grad_()
-
-        def fwd():
-            with torch.no_grad():
-                model(x)
-
-        def fwd_bwd():
-            model(xg).backward(g)
-
         with torch.no_grad():
             err = rel_err(model(x), truth)
-        f_ms, fb_ms = time_ms(fwd, args.reps), time_ms(fwd_bwd, args.reps)
+        f_ms, fb_ms = time_layer(model, x, g, args.reps)
         flop_scale = args.batch / 1024
         rows.append({"impl": name, "forward_ms": round(f_ms, 4), "forward_backward_ms": round(fb_ms, 4),
                      "forward_gemm_tflops": round(GEMM_FLOP * flop_scale / f_ms / 1e9, 1),

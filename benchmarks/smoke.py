@@ -16,7 +16,7 @@ sys.path.insert(0, str(REPO / "tests"))
 import torch  # noqa: E402
 
 import fusegen  # noqa: E402
-from fusegen.tune import _build_all, time_ms  # noqa: E402
+from fusegen.tune import _build_all, time_layer  # noqa: E402
 from helpers import HEADLINE, compare_with_reference, import_file  # noqa: E402
 
 # (group width, groups, input, batch): small ones run the compensated SIMT engine, large ones the main engine
@@ -61,14 +61,8 @@ def main():
         torch.manual_seed(0)
         model = m.ModelNew(8192, 8192, 512).cuda()
         x = torch.rand(1024, 8192, device="cuda")
-        xg = x.clone().requires_grad_()
         g = torch.randn(1024, 8192, device="cuda")
-
-        def fwd():
-            with torch.no_grad():
-                model(x)
-
-        f, fb = time_ms(fwd, args.reps), time_ms(lambda: model(xg).backward(g), args.reps)
+        f, fb = time_layer(model, x, g, args.reps)
         print(f"HEADLINE {precision} ({m.MAINLOOP}): out err {r['out'][0]:.2g} (ref {r['out'][1]:.2g}), max diff {r['max_out_diff']:.2g}; "
               f"forward {f:.3f} ms, fwd+bwd {fb:.3f} ms", flush=True)
 

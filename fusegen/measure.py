@@ -1,6 +1,4 @@
 """`fusegen check` and `fusegen bench`: build a plan's module on the GPU in hand and hold it against PyTorch."""
-import importlib.util
-import itertools
 import json
 import os
 import pathlib
@@ -10,9 +8,7 @@ import time
 
 from .accuracy import NAMES, ReferenceLayer, compare
 from .render import _atomic_write, write_module
-from .tune import _progress, time_ms
-
-_names = itertools.count()
+from .tune import _import, _progress, time_layer
 
 
 class MeasureError(RuntimeError):
@@ -28,15 +24,10 @@ def _require_gpu():
 def load_module(plan, out_dir=None, log=sys.stderr):
     """Render the plan's module into out_dir (default: a temporary directory), import it, build its kernels."""
     import torch
-    path = write_module(plan, out_dir or tempfile.mkdtemp(prefix="fusegen-"))
-    name = f"fusegen_measured_{next(_names)}"
-    spec = importlib.util.spec_from_file_location(name, str(path))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
+    module = _import(write_module(plan, out_dir or tempfile.mkdtemp(prefix="fusegen-")))
     start = time.time()
     module._kernels(torch.device("cuda", torch.cuda.current_device()))
-    log.write(f"module {path.name} ready in {time.time() - start:.1f} s\n")
+    log.write(f"module {plan.module_name} ready in {time.time() - start:.1f} s\n")
     return module
 
 
@@ -86,15 +77,9 @@ def bench(plan, batches=(1024,), reps=20, with_compile=True, log=sys.stderr):
     for batch in batches:
         x = torch.rand(batch, s.input_size, device="cuda")
         g = torch.randn(batch, s.hidden_size, device="cuda")
-        xg = x.clone().requires_grad_()
         for name, model in models.items():
             _progress(done, total, f"batch {batch}: {name}", log)
-
-            def fwd():
-                with torch.no_grad():
-                    model(x)
-
-            f_ms, fb_ms = time_ms(fwd, reps), time_ms(lambda: model(xg).backward(g), reps)
+            f_ms, fb_ms = time_layer(model, x, g, reps)
             rows.append({"impl": name, "batch": batch, "forward_ms": round(f_ms, 4),
                          "forward_backward_ms": round(fb_ms, 4),
                          "forward_tflops": round(2 * batch * s.hidden_size * s.input_size / f_ms / 1e9, 1)})

@@ -91,8 +91,11 @@ def _progress(done, total, label, stream=sys.stderr):
 
 
 def _import(path):
-    spec = importlib.util.spec_from_file_location(f"fusegen_tune_{path.stem}", str(path))
+    """Import a generated module file as `import` would (registered in sys.modules, where torch.compile looks
+    a function's module up); the module name is the file's, unique per plan."""
+    spec = importlib.util.spec_from_file_location(f"fusegen_generated_{path.stem}", str(path))
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -140,6 +143,19 @@ def time_ms(fn, reps, warmup=3):
     return times[len(times) // 2]
 
 
+def time_layer(model, x, g, reps):
+    """(forward ms, forward+backward ms) medians of model on x, the backward from grad g."""
+    import torch
+
+    xg = x.clone().requires_grad_()
+
+    def fwd():
+        with torch.no_grad():
+            model(x)
+
+    return time_ms(fwd, reps), time_ms(lambda: model(xg).backward(g), reps)
+
+
 def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, table=TABLE, log=sys.stderr):
     """Time every candidate tile (forward and forward+backward), return the rows sorted by forward+backward
     time and, with save, store the winner in the tuning table."""
@@ -166,16 +182,7 @@ def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, t
     for i, t in enumerate(timed):
         module = _import(paths[t])
         model = module.ModelNew(spec.input_size, spec.hidden_size, spec.num_groups).cuda()
-        xg = x.clone().requires_grad_()
-
-        def fwd():
-            with torch.no_grad():
-                model(x)
-
-        def fwd_bwd():
-            model(xg).backward(g)
-
-        f_ms, fb_ms = time_ms(fwd, reps), time_ms(fwd_bwd, reps)
+        f_ms, fb_ms = time_layer(model, x, g, reps)
         rows.append({"tile": dataclasses.asdict(t), "engine": ENGINES[type(t)], "name": t.name,
                      "forward_ms": round(f_ms, 4),
                      "forward_backward_ms": round(fb_ms, 4)})
