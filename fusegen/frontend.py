@@ -17,7 +17,7 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .spec import Spec
+from .spec import Spec, Stage
 
 # stage kind -> how it appears (for messages and the README table)
 STAGES = {
@@ -43,13 +43,6 @@ REFUSED_WHY = {
 
 class ModelError(ValueError):
     """The model file is outside what fusegen generates; the message says what, where and what is supported."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Stage:
-    kind: str  # a key of STAGES
-    params: tuple = ()  # (name, value) pairs read from the traced module or call
-    where: str = ""  # file:line of the op in the model file
 
 
 @dataclasses.dataclass(frozen=True)

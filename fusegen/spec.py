@@ -10,6 +10,17 @@ FP32 = "fp32"  # plain fp32 FFMA: any GPU
 PRECISIONS = (TF32X3, TF32, FP32)
 
 
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One element-wise stage (or the GroupNorm) after the Linear, as the front end read it from a model."""
+    kind: str  # a key of fusegen.frontend.STAGES
+    params: tuple = ()  # (name, value) pairs read from the traced module or call
+    where: str = dataclasses.field(default="", compare=False, repr=False)  # file:line in the model file
+
+    def param(self, name, default=None):
+        return dict(self.params).get(name, default)
+
+
 class SpecError(ValueError):
     """A spec that no module can be generated for; the message says what was expected."""
 
