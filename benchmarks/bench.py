@@ -137,7 +137,7 @@ def gemm_tflops(module, precision, model, x, g, reps):
     w = model.fc.weight.detach()
     calls = {
         "forward": lambda: k.forward(x, w, model.fc.bias.detach(), model.gn.weight.detach(), model.gn.bias.detach(),
-                                     out, z, stats[0], stats[1], partials, 1e-5, 0.01, stream),
+                                     [], [0.01], out, z, stats[0], stats[1], partials, 1e-5, stream),
         "grad_input": lambda: k.grad_input(g, none, w, dx, stream),
         "grad_weight": lambda: k.grad_weight(g, none, x, dw, stream),
     }

@@ -260,17 +260,18 @@ def _measure(args, spec) -> int:
 
 
 def from_model(args) -> int:
-    from .frontend import ModelError, check_interface, to_spec, trace_chain
+    from .frontend import ModelError
+    from .interface import model_spec
     try:
-        chain = trace_chain(args.model_file)
-        spec = to_spec(chain, precision=args.precision or default_precision())
-        check_interface(args.model_file, chain)
+        spec, chain = model_spec(args.model_file, precision=args.precision or default_precision())
+        p = _plan(args, spec)
     except (ModelError, SpecError) as e:
         print(f"fusegen from-model: {e}", file=sys.stderr)
         return 2
-    path = write_module(_plan(args, spec), args.out)
+    path = write_module(p, args.out)
     print(path)
     print(f"layer: {chain.describe()} ({chain.input_size} -> {chain.hidden_size})")
+    print(f"plan: {p.summary}")
     return 0
 
 

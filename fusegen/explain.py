@@ -5,7 +5,7 @@ import json
 import pathlib
 import textwrap
 
-from .plan import FRAGMENT, TILE_LOCAL, TWO_STAGE, Plan
+from .plan import FRAGMENT, NO_NORM, TILE_LOCAL, TWO_STAGE, Plan
 from .spec import FP32, TF32, TF32X3
 
 RESULTS_DIR = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "results"
@@ -43,6 +43,7 @@ STRATEGY_WORDS = {
                 "written once",
     TWO_STAGE: "two-stage: the GEMM epilogue writes z and per-tile partial statistics, a normalize kernel merges "
                "them (a group of {gw} channels spans up to {pieces} tiles)",
+    NO_NORM: "none in the chain: every stage is element-wise and runs on each accumulator as it is stored",
 }
 
 
@@ -52,7 +53,7 @@ def _peaks(gpu: str):
 
 def _measured(plan: Plan, gpu: str):
     """The benchmark row for this layer and precision on gpu, with eager and torch.compile, or None."""
-    if not gpu:
+    if not gpu or plan.spec.stages:  # benchmarks/results holds the headline layer only
         return None
     path = RESULTS_DIR / (gpu.lower().replace(" ", "-") + ".json")
     if not path.is_file():
@@ -89,16 +90,25 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
     s = plan.spec
     gpu = gpu or plan.tuned_for
     promote = plan.promote_every_k or "(never)"
-    lines = [
-        f"# {plan.module_name}: fused Linear -> GroupNorm -> LeakyReLU -> x + x",
-        "",
-        "## What it replaces",
-        f"`nn.Linear({s.input_size}, {s.hidden_size})`, `nn.GroupNorm({s.num_groups}, {s.hidden_size}, "
-        f"eps={s.eps})`, `nn.LeakyReLU({s.negative_slope})` and `x + x`. PyTorch runs them as a GEMM plus three "
-        "element-wise or normalization kernels, each a round trip of the (batch, hidden) activations through "
-        "memory, and the backward likewise. Here one GEMM kernel applies bias, GroupNorm, LeakyReLU and the "
-        "doubling in its epilogue and writes the output once; backward is one kernel for dz, one for the "
-        "parameter column sums, and the two GEMMs.",
+    lines = [f"# {plan.module_name}: fused {_layer_title(plan)}", "", "## What it replaces"]
+    if not s.stages:
+        lines.append(
+            f"`nn.Linear({s.input_size}, {s.hidden_size})`, `nn.GroupNorm({s.num_groups}, {s.hidden_size}, "
+            f"eps={s.eps})`, `nn.LeakyReLU({s.negative_slope})` and `x + x`. PyTorch runs them as a GEMM plus three "
+            "element-wise or normalization kernels, each a round trip of the (batch, hidden) activations through "
+            "memory, and the backward likewise. Here one GEMM kernel applies bias, GroupNorm, LeakyReLU and the "
+            "doubling in its epilogue and writes the output once; backward is one kernel for dz, one for the "
+            "parameter column sums, and the two GEMMs.")
+    else:
+        lines.append(
+            f"The layer of {s.interface.source if s.interface else 'the spec'}: a Linear ({s.input_size} -> "
+            f"{s.hidden_size}{', with bias' if s.bias else ', no bias'}) then {len(s.chain)} stage(s). PyTorch runs "
+            "a GEMM plus one kernel per stage, each a round trip of the (batch, hidden) activations through memory, "
+            "and the backward likewise. Here the GEMM's epilogue applies the whole chain and writes the output "
+            "once; backward recomputes the stages from the saved GEMM output (nothing else is stored), one kernel "
+            f"for dz{' (two with the GroupNorm)' if plan.gn_index >= 0 else ''} and the parameter column sums, then "
+            "the two GEMMs.")
+    lines += [
         "",
         "## How",
         "- Precision `{}`: {}".format(plan.precision, PRECISION_WORDS[plan.precision].format(promote=promote)),
@@ -106,10 +116,11 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         f"({plan.tile.threads} threads{', tuned on ' + plan.tuned_for if plan.tuned_for else ''}). GEMMs of at "
         f"most {plan.exact_max_macs:,} multiply-adds run a compensated fp32 mainloop instead (small problems, "
         "where a few ill-conditioned values decide the error).",
-        f"- GroupNorm ({s.group_width} channels a group): "
+        (f"- GroupNorm ({s.group_width} channels a group): " if plan.group_strategy != NO_NORM else "- GroupNorm: ")
         + STRATEGY_WORDS[plan.group_strategy].format(gw=s.group_width, pieces=plan.pieces_per_group) + ".",
         "- Sizes: input and hidden " + ("compiled in" if plan.fixed_sizes else "passed at run time") +
-        "; any batch. Backward reads z (the GEMM output, kept in training) and the group statistics (float64).",
+        "; any batch. Backward reads z (the GEMM output, kept in training)" +
+        (" and the group statistics (float64)." if plan.gn_index >= 0 else "."),
         "",
         "## Expected speed",
     ]
@@ -152,6 +163,11 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         "",
     ]
     return "\n".join(_wrap(line) for line in lines)
+
+
+def _layer_title(plan: Plan) -> str:
+    from .render import layer
+    return layer(plan).title
 
 
 def _wrap(line: str, width: int = 110) -> str:

@@ -1,16 +1,19 @@
-"""The planner: decides the GEMM engine, tiles and the GroupNorm strategy for a Spec. Templates only express a Plan."""
+"""The planner: decides the GEMM engine, tiles, the GroupNorm strategy and the epilogue chain for a Spec. Templates
+only express a Plan."""
 import dataclasses
 import hashlib
 from typing import Union
 
 from .spec import FP32, TF32, TF32X3, Spec
 
-__all__ = ["GemmTile", "MmaTile", "WgmmaTile", "Plan", "plan", "FRAGMENT", "TILE_LOCAL", "TWO_STAGE", "WGMMA_ARCH"]
+__all__ = ["GemmTile", "MmaTile", "WgmmaTile", "StagePlan", "Plan", "plan", "FRAGMENT", "TILE_LOCAL", "TWO_STAGE",
+           "NO_NORM", "WGMMA_ARCH"]
 
 # GroupNorm strategies, cheapest first.
 FRAGMENT = "fragment"  # a group lives in a few lanes' accumulator fragments: statistics are register adds + shuffles
 TILE_LOCAL = "tile_local"  # a group fits in the output tile: statistics in the GEMM epilogue, output written once
 TWO_STAGE = "two_stage"  # a group spans tiles: partial statistics in the epilogue, then a normalize kernel
+NO_NORM = "none"  # no GroupNorm: the whole chain is element-wise, applied to each accumulator as it is stored
 TINY_GROUP = 8  # 3xtf32 layers with narrower groups run on the fp32 FFMA engine (see plan())
 WGMMA_ARCH = (9, 0)  # wgmma, setmaxnreg: sm_90a only (not forward-compatible to later architectures)
 WGMMA_GENCODE = "-gencode=arch=compute_90a,code=sm_90a"
@@ -131,6 +134,64 @@ class WgmmaTile:
         return f"m{self.block_m}n{self.block_n}s{self.stages}"
 
 
+# Per stage kind: the runtime scalars it reads (from the Stage's params, in this order) and the compile-time choices
+# baked into its template. Scalars are kernel arguments, so a module built once serves any value of them.
+STAGE_SCALARS = {"leaky_relu": ("negative_slope",), "hardtanh": ("min_val", "max_val"), "clamp": ("min", "max"),
+                 "scalar": ("value",)}
+STAGE_CHOICES = {"gelu": ("approximate",), "scalar": ("op",), "channel": ("op",)}
+SHORT = {"group_norm": "gn", "leaky_relu": "lrelu", "add_self": "x2", "relu": "relu", "gelu": "gelu", "silu": "silu",
+         "sigmoid": "sigm", "tanh": "tanh", "mish": "mish", "hardtanh": "htanh", "clamp": "clamp", "scalar": "s",
+         "channel": "c", "residual": "res"}
+
+
+@dataclasses.dataclass(frozen=True)
+class StagePlan:
+    """An element-wise stage as the templates express it: struct S<index> reads chain value v<index> and makes
+    v<index + 1> (v0 is the Linear's output, the GroupNorm takes one index too)."""
+    kind: str
+    index: int
+    choices: tuple = ()  # (name, value) baked in: gelu's form, an arithmetic op
+    scalars: tuple = ()  # (name, slot): runtime scalars, StageArgs::scalar[slot]
+    chan: int = -1  # slot of its per-channel parameter (StageArgs::chan), -1: none
+    src: int = -1  # residual: the earlier chain value it adds
+
+    def slot(self, name) -> int:
+        return dict(self.scalars)[name]
+
+    def choice(self, name):
+        return dict(self.choices)[name]
+
+
+def plan_chain(spec: Spec):
+    """(stages, gn_index, scalar_slots, chan_slots): the chain's element-wise stages with their argument slots,
+    the GroupNorm's position (-1: none), and what fills the slots ((stage index, param name) each)."""
+    stages, scalar_slots, chan_slots = [], [], []
+    chain = spec.chain
+    gn_index = next((i for i, s in enumerate(chain) if s.kind == "group_norm"), -1)
+    for i, s in enumerate(chain):
+        if s.kind == "group_norm":
+            continue
+        scalars = []
+        for name in STAGE_SCALARS.get(s.kind, ()):
+            scalars.append((name, len(scalar_slots)))
+            scalar_slots.append((i, name))
+        chan = -1
+        if s.kind == "channel":
+            chan = len(chan_slots)
+            chan_slots.append((i, "param"))
+        src = s.param("src", -1) if s.kind == "residual" else -1
+        if s.kind == "residual" and not (0 <= src <= i and (gn_index < 0 or (src <= gn_index) == (i < gn_index))):
+            raise ValueError(f"stage {i} (residual) adds chain value {src}: it must be an earlier value on the same "
+                             f"side of the GroupNorm (at {gn_index})")
+        stages.append(StagePlan(s.kind, i, tuple((n, s.param(n)) for n in STAGE_CHOICES.get(s.kind, ())),
+                                tuple(scalars), chan, src))
+    return tuple(stages), gn_index, tuple(scalar_slots), tuple(chan_slots)
+
+
+def _structure(stages, gn_index, gn_affine, bias) -> tuple:
+    return tuple((s.kind, s.index, s.choices, s.src) for s in stages) + ((gn_index, gn_affine, bias),)
+
+
 @dataclasses.dataclass(frozen=True)
 class Plan:
     spec: Spec
@@ -150,11 +211,48 @@ class Plan:
     pieces_per_group: int  # TWO_STAGE: most output tiles one group can touch (partial-statistics slots)
     fixed_sizes: bool  # input and hidden sizes are compile-time constants (the batch never is)
     fusegen_version: str
+    stages: tuple = ()  # StagePlans of the element-wise stages, in chain order
+    gn_index: int = -1  # the GroupNorm's position in the chain, -1: none
+    scalar_slots: tuple = ()  # (chain index, param name) that fills each runtime scalar
+    chan_slots: tuple = ()  # (chain index, param name) that fills each per-channel parameter pointer
     tuned_for: str = ""  # the GPU whose tuning-table entry chose `tile` ("": the heuristic or the caller chose)
 
     @property
     def group_width(self) -> int:
-        return self.spec.group_width
+        return self.spec.group_width if self.gn_index >= 0 else 1
+
+    @property
+    def pre(self) -> tuple:
+        """Element-wise stages between the GEMM and the GroupNorm."""
+        return tuple(s for s in self.stages if s.index < self.gn_index)
+
+    @property
+    def post(self) -> tuple:
+        """Element-wise stages after the GroupNorm (all of them without one)."""
+        return tuple(s for s in self.stages if s.index > self.gn_index)
+
+    @property
+    def post_first(self) -> int:
+        """The chain value the post stages start from: the GroupNorm's output, or the Linear's."""
+        return self.gn_index + 1 if self.gn_index >= 0 else 0
+
+    @property
+    def gn_affine(self) -> bool:
+        return self.gn_index >= 0 and bool(self.spec.chain[self.gn_index].param("affine"))
+
+    @property
+    def is_headline_chain(self) -> bool:
+        """The kernels are the headline layer's (whatever the model file called its parameters)."""
+        return self.chain_structure == _structure(plan_chain(Spec(8, 8, 1))[0], 0, True, True)
+
+    @property
+    def chain_structure(self) -> tuple:
+        """What of the chain shapes the emitted CUDA: stage kinds and choices, GroupNorm place and affine, bias."""
+        return _structure(self.stages, self.gn_index, self.gn_affine, self.spec.bias)
+
+    @property
+    def chain_name(self) -> str:
+        return "_".join(["lin"] + [SHORT[s.kind] for s in self.spec.chain])
 
     @property
     def precision(self) -> str:
@@ -165,32 +263,40 @@ class Plan:
         groups = {FRAGMENT: "group statistics on the accumulator fragments in registers (a group fits a few lanes)",
                   TILE_LOCAL: "group statistics in the GEMM epilogue (a group fits the tile)",
                   TWO_STAGE: f"two-stage: partial statistics in the GEMM epilogue, then a normalize kernel "
-                             f"(a group of {self.group_width} spans up to {self.pieces_per_group} tiles)"}
+                             f"(a group of {self.group_width} spans up to {self.pieces_per_group} tiles)",
+                  NO_NORM: "no GroupNorm: the element-wise chain on each accumulator as it is stored"}
         engine = self.mainloop + (f" (groups under {TINY_GROUP} channels: fp32 FFMA for accuracy)"
                                   if self.precision == TF32X3 and self.mainloop == "simt_fp32" else "")
         tuned = f", tuned on {self.tuned_for}" if self.tuned_for else ""
+        chain = "" if self.is_headline_chain else f"chain {' -> '.join(s.kind for s in self.spec.chain)}; "
+        width = "" if self.group_strategy == NO_NORM else f"group width {self.group_width}: "
         return (f"{self.precision} {engine} GEMM, tile {self.tile.name} ({self.tile.threads} threads{tuned}); "
-                f"group width {self.group_width}: {groups[self.group_strategy]}")
+                f"{chain}{width}{groups[self.group_strategy]}")
 
     @property
     def kernel_uri(self) -> str:
         """Readable name of the compiled specialization; specs that share it share one build."""
         sizes = f"_i{self.spec.input_size}_h{self.spec.hidden_size}" if self.fixed_sizes else ""
-        strategy = {FRAGMENT: "frag", TILE_LOCAL: "tile", TWO_STAGE: "2stage"}[self.group_strategy]
+        strategy = {FRAGMENT: "frag", TILE_LOCAL: "tile", TWO_STAGE: "2stage", NO_NORM: "ew"}[self.group_strategy]
+        chain = "" if self.is_headline_chain else \
+            f"_{self.chain_name}_{hashlib.sha256(repr(self.chain_structure).encode()).hexdigest()[:6]}"
         return (f"fg_{self.precision}_{self.mainloop}_{self.tile.name}p{self.promote_every_k}_gw{self.group_width}"
-                f"_{strategy}{sizes}")
+                f"_{strategy}{chain}{sizes}")
 
     @property
     def module_name(self) -> str:
         """Name of the generated Python module: the spec in words plus a hash over everything rendered."""
         s = self.spec
         digest = hashlib.sha256(repr(self).encode()).hexdigest()[:8]
-        return f"lin_gn_lrelu2_i{s.input_size}_h{s.hidden_size}_g{s.num_groups}_{digest}"
+        if not s.stages:
+            return f"lin_gn_lrelu2_i{s.input_size}_h{s.hidden_size}_g{s.num_groups}_{digest}"
+        return f"{self.chain_name}_i{s.input_size}_h{s.hidden_size}_g{s.num_groups}_{digest}"
 
     @property
     def variant_key(self) -> tuple:
         """The structural choices that change the shape of the emitted CUDA (not just its constants)."""
-        return (self.precision, self.mainloop, self.tile, self.mma_tile, self.group_strategy, self.fixed_sizes)
+        return (self.precision, self.mainloop, self.tile, self.mma_tile, self.group_strategy, self.fixed_sizes,
+                self.chain_structure)
 
     @property
     def arch_flags(self) -> tuple:
@@ -227,7 +333,10 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # 1/sqrt(eps) and single elements can only match the fp32 reference if z is as exact as its own. 3xTF32's
     # products carry ~2^-23 relative error (the small parts' rounding) where an FFMA's are exact: measured, a
     # 3-channel layer (input 3001) missed allclose(1e-4) on 2 elements. Those layers stay on the FFMA engine.
-    tensor_cores = spec.precision == TF32 or (spec.precision == TF32X3 and spec.group_width >= TINY_GROUP)
+    stages, gn_index, scalar_slots, chan_slots = plan_chain(spec)
+    gw = spec.group_width if gn_index >= 0 else 1
+    # (without a GroupNorm nothing amplifies the GEMM's rounding: tensor cores at any width)
+    tensor_cores = spec.precision == TF32 or (spec.precision == TF32X3 and (gw >= TINY_GROUP or gn_index < 0))
     allowed = (MmaTile, WgmmaTile) if tensor_cores else (GemmTile,)
     if tile is not None and not isinstance(tile, allowed):
         raise TypeError(f"precision {spec.precision} runs on {' or '.join(c.__name__ for c in allowed)}s, "
@@ -249,10 +358,11 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     simt_tile = tile if not tensor_cores else GemmTile(block_m=tile.block_m, block_n=tile.block_n)
     mma_tile = None if not tensor_cores else (tile if isinstance(tile, MmaTile) else
                                               MmaTile(block_m=tile.block_m, block_n=tile.block_n))
-    gw = spec.group_width
     # FRAGMENT: mma.sync's fragment gives a quad of lanes a row's columns (a group must fit a warp's width);
     # wgmma's gives lanes 4 apart a row's 16 columns of a warp. Beside wgmma the mma.sync fallback must fit too.
-    if tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and (mainloop == "mma_tf32" or gw <= 16):
+    if gn_index < 0:
+        strategy, pieces = NO_NORM, 1
+    elif tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and (mainloop == "mma_tf32" or gw <= 16):
         strategy, pieces = FRAGMENT, 1
     elif tile.block_n % gw == 0:
         strategy, pieces = TILE_LOCAL, 1
@@ -272,4 +382,5 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     return Plan(spec=spec, mainloop=mainloop, tile=tile, simt_tile=simt_tile, mma_tile=mma_tile,
                 group_strategy=strategy, promote_every_k=promote, exact_max_macs=1 << 28,
                 lanes_per_group=min(32, _next_pow2(gw)), pieces_per_group=pieces,
-                fixed_sizes=fixed_sizes, fusegen_version=__version__, tuned_for=tuned_for)
+                fixed_sizes=fixed_sizes, fusegen_version=__version__, stages=stages, gn_index=gn_index,
+                scalar_slots=scalar_slots, chan_slots=chan_slots, tuned_for=tuned_for)

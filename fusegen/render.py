@@ -1,7 +1,9 @@
 """Render a Plan into sources: the CUDA kernels, the C++ binding and the generated Python module."""
 import os
 import pathlib
+import re
 import tempfile
+import types
 
 import jinja2
 
@@ -47,15 +49,104 @@ def render(spec_or_plan) -> str:
     """Source of the generated Python module for a Spec (planned with defaults) or a Plan."""
     p = _as_plan(spec_or_plan)
     return _environment().get_template("module.py.j2").render(
-        plan=p, spec=p.spec, render_command=render_command(p), render_command_literal=repr(render_command(p)),
+        plan=p, spec=p.spec, layer=layer(p), render_command=render_command(p), render_command_literal=repr(render_command(p)),
         explanation=_docstring_safe(explain(p)),
         cuda_source=_py_literal(render_cuda(p)), cpp_source=_py_literal(render_binding(p)),
         cuda_flags=list(CUDA_FLAGS) + list(p.arch_flags), cxx_flags=list(CXX_FLAGS), jit_runtime=JIT_RUNTIME.read_text())
 
 
-def render_command(p: Plan) -> str:
-    """The `fusegen render` command line that regenerates this plan's module (tiles: from the tuning table)."""
+TITLES = {"group_norm": "GroupNorm", "leaky_relu": "LeakyReLU", "add_self": "x + x", "relu": "ReLU", "gelu": "GELU",
+          "silu": "SiLU", "sigmoid": "Sigmoid", "tanh": "Tanh", "mish": "Mish", "hardtanh": "Hardtanh",
+          "clamp": "clamp", "scalar": "scalar", "channel": "per-channel", "residual": "residual add"}
+_OPS = {"mul": "*", "div": "/", "add": "+", "sub": "-"}
+
+
+def _title(stage) -> str:
+    if stage.kind == "scalar":
+        op, c = stage.param("op"), stage.param("value")
+        return f"{c!r} - x" if op == "rsub" else f"x {_OPS[op]} {c!r}"
+    if stage.kind == "channel":
+        return f"x {_OPS[stage.param('op')]} {stage.param('param')}"
+    if stage.kind == "gelu" and stage.param("approximate") == "tanh":
+        return "GELU (tanh)"
+    return TITLES[stage.kind]
+
+
+def _attr_expr(qualname: str) -> str:
+    """Python that reads parameter `qualname` of self: attribute access where the name allows it."""
+    if all(part.isidentifier() for part in qualname.split(".")):
+        return "self." + qualname
+    return f"self.get_parameter({qualname!r})"
+
+
+def layer(p: Plan):
+    """What the module template says about the layer: its title, constructor, the tensors and constants the
+    kernels take and where ModelNew finds them (attributes of the headline module, or the model file's names)."""
     s = p.spec
+    chain, face = s.chain, s.interface
+    gn = chain[p.gn_index] if p.gn_index >= 0 else None
+    if face is None:
+        weight, bias, weight_expr = "fc.weight", "fc.bias", "self.fc.weight"
+    else:
+        weight, bias = face.weight, face.bias
+        weight_expr = _attr_expr(weight) + (".t()" if face.weight_in_out else "")  # the kernels' (out, in) view
+    tensors = [dict(name="weight", qualname=weight, expr=weight_expr)]
+    if s.bias:
+        tensors.append(dict(name="bias", qualname=bias, expr=_attr_expr(bias)))
+    if p.gn_affine:
+        for name, key in (("gamma", "weight"), ("beta", "bias")):
+            tensors.append(dict(name=name, qualname=gn.param(key), expr=_attr_expr(gn.param(key))))
+    chan_names = []
+    for k, (index, key) in enumerate(p.chan_slots):
+        chan_names.append(f"p{k}")
+        q = chain[index].param(key)
+        tensors.append(dict(name=f"p{k}", qualname=q, expr=_attr_expr(q) + ".view(-1)"))  # (hidden,) or (1, hidden)
+    if face is None:
+        scalar_exprs = ["float(self.leaky_relu.negative_slope)"]
+        eps_expr = "float(self.gn.eps)"
+    else:
+        scalar_exprs = [_float_literal(chain[i].param(key), key) for i, key in p.scalar_slots]
+        eps_expr = repr(float(gn.param("eps"))) if gn else "1e-5  # unused: no GroupNorm"
+    names = [t["name"] for t in tensors]
+    present = set(names)
+    return types.SimpleNamespace(
+        headline=face is None,
+        title=" -> ".join(["Linear"] + [_title(st) for st in chain]),
+        tensors=tensors, tensor_names=names, chan_names=chan_names,
+        scalar_names=[f"s{k}" for k in range(len(p.scalar_slots))], scalar_exprs=scalar_exprs, eps_expr=eps_expr,
+        saved_names=["x", "weight"] + [n for n in names if n not in ("weight", "bias")] + ["z", "mean", "rstd"],
+        arg=lambda name: name if name in present else "empty",
+        param_names=", ".join(f"`{t['qualname']}`" for t in tensors if t["name"] not in chan_names) +
+        "".join(f", `{chain[i].param(k)}`" for i, k in p.chan_slots) if face else "`fc`, then `gn`",
+        imports=list(face.imports) if face else [],
+        init_args="{" + ", ".join(f"{k!r}: {v}" for k, v in face.init_args) + "}" if face else "",
+        init_call=", ".join(f"{k}={v}" for k, v in face.init_args) if face else "",
+        init_source=_indent(face.init_source, 4) if face else "",
+    )
+
+
+def _float_literal(value, key) -> str:
+    if value is None:  # clamp without that bound
+        return 'float("-inf")' if key == "min" else 'float("inf")'
+    return repr(float(value))
+
+
+def _indent(text: str, n: int) -> str:
+    return "\n".join((" " * n + line) if line.strip() else "" for line in text.splitlines())
+
+
+def render_command(p: Plan) -> str:
+    """The command line that regenerates this plan's module (tiles: from the tuning table)."""
+    s = p.spec
+    if s.interface is not None:
+        cmd = f"fusegen from-model {s.interface.source}"
+        if s.precision != Spec.precision:
+            cmd += f" --precision {s.precision}"
+        if p.tuned_for:
+            cmd += f' --gpu "{p.tuned_for}"'
+        elif p.mainloop == "wgmma_tf32":
+            cmd += " --arch 9.0"
+        return cmd
     cmd = f"fusegen render --input {s.input_size} --hidden {s.hidden_size} --groups {s.num_groups}"
     if s.eps != Spec.eps:
         cmd += f" --eps {s.eps!r}"

@@ -1,4 +1,6 @@
-"""What the user asks for: one Linear -> GroupNorm -> LeakyReLU -> x+x layer of given sizes."""
+"""What the user asks for: a Linear followed by a chain of stages, of given sizes. The short form is the
+headline layer Linear -> GroupNorm -> LeakyReLU -> x + x (`stages` empty); `fusegen from-model` fills `stages`
+and `interface` from a model file."""
 import dataclasses
 import math
 
@@ -21,6 +23,22 @@ class Stage:
         return dict(self.params).get(name, default)
 
 
+@dataclasses.dataclass(frozen=True)
+class ModelInterface:
+    """How a from-model ModelNew presents itself: the model file's constructor kept as written (same signature,
+    same parameters created in the same order) and where the kernels' tensors live in it."""
+    init_source: str  # `def __init__(...)` and its body, dedented, with super(Model, ...) renamed
+    init_args: tuple  # (name, repr of the value) the model was traced with; ModelNew checks it gets the same
+    imports: tuple  # import lines for the module-level names the constructor uses (torch, nn, F, math)
+    weight: str  # qualified name of the Linear's weight
+    bias: object  # qualified name of the Linear's bias, or None
+    weight_in_out: bool  # the weight is stored (in, out) (x @ w) rather than nn.Linear's (out, in)
+    source: str  # the model file's name, for the docstring
+
+
+HEADLINE_KINDS = ("group_norm", "leaky_relu", "add_self")
+
+
 class SpecError(ValueError):
     """A spec that no module can be generated for; the message says what was expected."""
 
@@ -33,6 +51,11 @@ class Spec:
     eps: float = 1e-5
     negative_slope: float = 0.01
     precision: str = TF32X3
+    # The chain after the Linear; empty: the headline chain GroupNorm(num_groups, eps) -> LeakyReLU(negative_slope)
+    # -> x + x. A chain without GroupNorm has num_groups 1 (eps and negative_slope are then unused).
+    stages: tuple = ()
+    bias: bool = True  # the Linear adds its bias
+    interface: object = None  # ModelInterface of a from-model layer; None: the headline module's constructor
 
     def __post_init__(self):
         for field in ("hidden_size", "num_groups", "input_size"):  # hidden first: --input defaults to it
@@ -53,6 +76,27 @@ class Spec:
             raise SpecError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         if self.eps <= 0:
             raise SpecError(f"eps must be positive, got {self.eps}")
+        if self.stages:
+            norms = [s for s in self.stages if s.kind == "group_norm"]
+            if len(norms) > 1:
+                raise SpecError(f"a chain holds at most one GroupNorm, got {len(norms)}")
+            groups = norms[0].param("num_groups") if norms else 1
+            if self.num_groups != groups:
+                raise SpecError(f"num_groups ({self.num_groups}) must be the chain's GroupNorm groups ({groups}), "
+                                "or 1 without GroupNorm")
+
+    @property
+    def chain(self) -> tuple:
+        """The stages after the Linear (the headline chain spelled out when `stages` is empty)."""
+        if self.stages:
+            return self.stages
+        return (Stage("group_norm", (("num_groups", self.num_groups), ("eps", self.eps), ("affine", True),
+                                     ("weight", "gn.weight"), ("bias", "gn.bias"))),
+                Stage("leaky_relu", (("negative_slope", self.negative_slope),)), Stage("add_self"))
+
+    @property
+    def has_group_norm(self) -> bool:
+        return any(s.kind == "group_norm" for s in self.chain)
 
     @property
     def group_width(self) -> int:

@@ -5,12 +5,12 @@ Precision: 3xtf32 (tensor cores, fp32-accurate: each operand split into two TF32
 Plan: 3xtf32 wgmma_tf32 GEMM, tile m128n128s3 (384 threads, tuned on NVIDIA H200); group width 16: group statistics on the accumulator fragments in registers (a group fits a few lanes).
 Kernels: fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192 (built on the first forward, cached by fusegen's build runtime below).
 
-`ModelNew` is a drop-in for the reference `Model`: same constructor, same parameters in the same order (`fc`,
-then `gn`), same state_dict keys. Forward and backward run only the kernels in _CUDA_SOURCE. Takes float32
-CUDA input of shape (batch, 8192) for any batch.
+`ModelNew` is a drop-in for the reference `Model`: same constructor, same parameters in the same order
+(`fc`, then `gn`), same state_dict keys. Forward and backward run only the kernels in _CUDA_SOURCE.
+Takes float32 CUDA input of shape (batch, 8192) for any batch.
 Regenerate with: fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "NVIDIA H200"
 
-# lin_gn_lrelu2_i8192_h8192_g512_0dfcabfd: fused Linear -> GroupNorm -> LeakyReLU -> x + x
+# lin_gn_lrelu2_i8192_h8192_g512_baab0e73: fused Linear -> GroupNorm -> LeakyReLU -> x + x
 
 ## What it replaces
 `nn.Linear(8192, 8192)`, `nn.GroupNorm(512, 8192, eps=1e-05)`, `nn.LeakyReLU(0.01)` and `x + x`. PyTorch runs
@@ -64,6 +64,9 @@ MAINLOOP = "wgmma_tf32"  # the GEMM engine; wgmma_tf32 is built for sm_90a (H100
 # take dz as an fp32 pair: see the plan's exact_max_macs.
 EXACT_MAX_MACS = 268435456
 PARTIAL_SLOTS = 0
+HAS_NORM = True  # the chain has a GroupNorm (group statistics are kept for backward)
+# the pre-GroupNorm stages have per-channel parameters: backward keeps the projection's group means for them
+PRE_PARAMS = False
 RENDER_COMMAND = 'fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "NVIDIA H200"'
 CUDA_FLAGS = ['-O3', '-gencode=arch=compute_90a,code=sm_90a']
 # Debugging aid for tests: fill every buffer the kernels must write with NaN first, so an unwritten element shows.
@@ -89,6 +92,10 @@ constexpr int FIXED_K = 8192;
 constexpr int PROMOTE_K = 64;  // restart the running sums every this many k (0: never)
 constexpr long long EXACT_MAX_MACS = 268435456ll;  // small GEMMs: compensated sums
 constexpr int ROW_THREADS = 256;                  // block size of the per-group and per-column kernels
+constexpr bool HAS_BIAS = true;  // the Linear adds a bias
+constexpr bool GN_AFFINE = true;  // the GroupNorm has weight and bias
+constexpr int NCHAN = 0;    // per-channel parameters the stages read
+constexpr int NSCALAR = 1;  // runtime constants the stages read
 
 static_assert(ROW_THREADS % LANES == 0, "a sub-warp must not straddle blocks");
 static_assert(32 % LANES == 0, "a sub-warp must not straddle warps");
@@ -107,17 +114,10 @@ __device__ __forceinline__ double subwarp_sum(double v) {
 __device__ __forceinline__ float gn_xhat(float z, float mean, float rstd) { return __fmul_rn(__fsub_rn(z, mean), rstd); }
 __device__ __forceinline__ float gn_affine(float xhat, float gamma, float beta) { return __fmaf_rn(xhat, gamma, beta); }
 
-// LeakyReLU then x + x, as the reference computes them.
-__device__ __forceinline__ float leaky_times2(float y, float slope) {
-  const float a = y > 0.f ? y : __fmul_rn(y, slope);
-  return __fadd_rn(a, a);
-}
-
-// d(out)/d(y) * grad_out: x + x sends 2*grad, LeakyReLU passes it where y > 0 and scales it elsewhere.
-__device__ __forceinline__ float leaky_times2_grad(float grad_out, float y, float slope) {
-  const float g2 = __fadd_rn(grad_out, grad_out);
-  return y > 0.f ? g2 : __fmul_rn(g2, slope);
-}
+// The Linear's bias and the GroupNorm's affine parameters of a channel (constants when the layer has none).
+__device__ __forceinline__ float lin_bias(const float* bias, int col) { return HAS_BIAS ? __ldg(bias + col) : 0.f; }
+__device__ __forceinline__ float gn_gamma(const float* gamma, int col) { return GN_AFFINE ? __ldg(gamma + col) : 1.f; }
+__device__ __forceinline__ float gn_beta(const float* beta, int col) { return GN_AFFINE ? __ldg(beta + col) : 0.f; }
 
 // rstd = 1 / sqrt(var + eps) with var the biased variance, as GroupNorm defines it.
 __device__ __forceinline__ double gn_rstd(double m2, int count, float eps) { return 1.0 / sqrt(m2 / count + eps); }
@@ -1013,19 +1013,81 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[E::ACC_M][E::
 }
 }  // namespace fg
 
-// ---- what the forward kernels of the GroupNorm epilogue read and write ----
+// ---- the element-wise chain: group_norm -> leaky_relu -> add_self ----
+// Chain value v0 is the Linear's output (with its bias), stage i makes v(i+1) from v(i); the GroupNorm is stage 0.
+// pre_* run between the GEMM and the GroupNorm, post_* after it (all stages without one). Backward recomputes
+// the stages' values from the segment's input (cheap) instead of storing them, then walks back; each stage's
+// per-channel parameter share goes into dp[slot].
+namespace fg {
+struct StageArgs {
+  const float* chan[NCHAN > 0 ? NCHAN : 1];  // per-channel parameters, (N,) contiguous
+  float scalar[NSCALAR > 0 ? NSCALAR : 1];   // the stages' constants (slopes, bounds, scalars)
+};
+
+// stage 1: LeakyReLU (slope: scalar 0); the input's sign picks the side, in both directions
+struct S1 {
+  static __device__ __forceinline__ float fwd(float x, int, const StageArgs& s) {
+    return x > 0.f ? x : __fmul_rn(x, s.scalar[0]);
+  }
+  static __device__ __forceinline__ float bwd(float g, float x, float, int, const StageArgs& s, float*) {
+    return x > 0.f ? g : __fmul_rn(g, s.scalar[0]);
+  }
+};
+
+// stage 2: x + x
+struct S2 {
+  static __device__ __forceinline__ float fwd(float x, int, const StageArgs&) { return __fadd_rn(x, x); }
+  static __device__ __forceinline__ float bwd(float g, float, float, int, const StageArgs&, float*) {
+    return __fadd_rn(g, g);
+  }
+};
+
+__device__ __forceinline__ float pre_fwd(float v0, int col, const StageArgs& s) {
+  return v0;
+}
+
+// grad of v0 -> grad of v0
+__device__ __forceinline__ float pre_bwd(float g_out, float v0, int col, const StageArgs& s, float* dp) {
+  float g0 = g_out;
+  (void)col; (void)s; (void)dp;
+  return g0;
+}
+
+__device__ __forceinline__ float post_fwd(float v1, int col, const StageArgs& s) {
+  const float v2 = S1::fwd(v1, col, s);
+  const float v3 = S2::fwd(v2, col, s);
+  return v3;
+}
+
+// grad of v3 -> grad of v1
+__device__ __forceinline__ float post_bwd(float g_out, float v1, int col, const StageArgs& s, float* dp) {
+  const float v2 = S1::fwd(v1, col, s);
+  const float v3 = S2::fwd(v2, col, s);
+  float g1 = 0.f;
+  float g2 = 0.f;
+  float g3 = g_out;
+  g2 += S2::bwd(g3, v2, v3, col, s, dp);
+  g1 += S1::bwd(g2, v1, v2, col, s, dp);
+  (void)col; (void)s; (void)dp;
+  return g1;
+}
+
+}  // namespace fg
+
+// ---- what the forward kernels' epilogues read and write ----
 namespace fg {
 struct ForwardArgs {
   const float* x; long long sx0, sx1;  // (M, K), any strides
   const float* w; long long sw0, sw1;  // (N, K) nn.Linear weight, any strides
-  const float* bias; const float* gamma; const float* beta;  // (N,) contiguous
+  const float* bias; const float* gamma; const float* beta;  // (N,) contiguous, or nullptr when the layer has none
   float* out;        // (M, N)
-  float* z;          // (M, N) pre-normalization values kept for backward, or nullptr
+  float* z;          // (M, N) the Linear's output (with bias) kept for backward, or nullptr
   double* mean;       // (M, G), kept in double for backward (the forward normalizes with them rounded to fp32)
   double* rstd;       // (M, G)
   double2* partials;  // two-stage only: (M, G, PIECES) (mean, M2) of each group's piece in one tile
   int M, N, K;
-  float eps, slope;
+  float eps;
+  StageArgs st;       // the element-wise stages' parameters
 };
 
 }  // namespace fg
@@ -1051,12 +1113,13 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
     for (int q = 0; q < E::ACC_N / VPT; ++q) {
       const int col0 = n0 + E::col(q * VPT);  // this lane's first column of the group
       const bool in = row < M && col0 < N;    // a group is wholly inside N or wholly outside (N % GW == 0)
-      float v[VPT];
+      float zv[VPT], v[VPT];  // the Linear's output, and the GroupNorm's input after the pre stages
       double s = 0.0;
 #pragma unroll
       for (int e = 0; e < VPT; ++e) {
         const int col = n0 + E::col(q * VPT + e);
-        v[e] = acc[i][q * VPT + e] + (in ? __ldg(a.bias + col) : 0.f);
+        zv[e] = acc[i][q * VPT + e] + (in ? lin_bias(a.bias, col) : 0.f);
+        v[e] = pre_fwd(zv[e], col, a.st);
         s += v[e];
       }
 #pragma unroll
@@ -1079,7 +1142,7 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
 #pragma unroll
       for (int e = 0; e < VPT; ++e) {
         const int col = n0 + E::col(q * VPT + e);
-        y[e] = leaky_times2(gn_affine(gn_xhat(v[e], mean, rstd), __ldg(a.gamma + col), __ldg(a.beta + col)), a.slope);
+        y[e] = post_fwd(gn_affine(gn_xhat(v[e], mean, rstd), gn_gamma(a.gamma, col), gn_beta(a.beta, col)), col, a.st);
       }
       const long long o = (long long)row * N + col0;  // this lane's columns: col0 + {0, 1}, col0 + 8 + {0, 1}, ...
 #pragma unroll
@@ -1087,12 +1150,12 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
         const long long oe = o + (E::col(q * VPT + e) - E::col(q * VPT));
         if (pairs) {
           *reinterpret_cast<float2*>(a.out + oe) = make_float2(y[e], y[e + 1]);
-          if (a.z) *reinterpret_cast<float2*>(a.z + oe) = make_float2(v[e], v[e + 1]);
+          if (a.z) *reinterpret_cast<float2*>(a.z + oe) = make_float2(zv[e], zv[e + 1]);
         } else {
           for (int h = 0; h < 2 && e + h < VPT; ++h) {
             const long long oh = o + (E::col(q * VPT + e + h) - E::col(q * VPT));
             a.out[oh] = y[e + h];
-            if (a.z) a.z[oh] = v[e + h];
+            if (a.z) a.z[oh] = zv[e + h];
           }
         }
       }
@@ -1121,12 +1184,13 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
     for (int q = 0; q < 2 / VPT; ++q) {  // the lane's groups in this row: one (GW = 16) or two
       const int col0 = n0 + E::col(q);   // this lane's first column of the group
       const bool in = row < M && col0 < N;  // a group is wholly inside N or wholly outside (N % GW == 0)
-      float v[VPT];
+      float zv[VPT], v[VPT];  // the Linear's output, and the GroupNorm's input after the pre stages
       double s = 0.0;
 #pragma unroll
       for (int e = 0; e < VPT; ++e) {
         const int col = n0 + E::col(q + e);
-        v[e] = acc[i][q + e] + (in ? __ldg(a.bias + col) : 0.f);
+        zv[e] = acc[i][q + e] + (in ? lin_bias(a.bias, col) : 0.f);
+        v[e] = pre_fwd(zv[e], col, a.st);
         s += v[e];
       }
 #pragma unroll
@@ -1149,9 +1213,9 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
       for (int e = 0; e < VPT; ++e) {
         const int col = n0 + E::col(q + e);
         const long long o = (long long)row * N + col;
-        a.out[o] = leaky_times2(gn_affine(gn_xhat(v[e], mean, rstd), __ldg(a.gamma + col), __ldg(a.beta + col)),
-                                a.slope);
-        if (a.z) a.z[o] = v[e];
+        a.out[o] = post_fwd(gn_affine(gn_xhat(v[e], mean, rstd), gn_gamma(a.gamma, col), gn_beta(a.beta, col)), col,
+                            a.st);
+        if (a.z) a.z[o] = zv[e];
       }
     }
   }
@@ -1160,7 +1224,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
 
 // ---- epilogue: GroupNorm with statistics inside the tile (a group's 16 channels fit the tile) ----
 // One sub-warp of LANES lanes owns one (row, group): two-pass mean and variance from shared memory (stable),
-// then normalize, affine, LeakyReLU, x2, and the output is written once.
+// (over the pre stages' output), then normalize, affine, the post stages, and the output is written once.
 namespace fg {
 static_assert(BN % GW == 0, "tile-local GroupNorm needs whole groups in a tile");
 
@@ -1185,11 +1249,11 @@ __device__ __forceinline__ void gn_epilogue_smem(const float (&acc)[E::ACC_M][E:
       const float* v = Cs + r * CS_STRIDE + (col0 - n0);
       double s = 0.0;
       if (active)
-        for (int c = lane; c < GW; c += LANES) s += v[c];
+        for (int c = lane; c < GW; c += LANES) s += pre_fwd(v[c], col0 + c, a.st);
       const double mean_d = subwarp_sum(s) / GW;
       double q = 0.0;
       if (active)
-        for (int c = lane; c < GW; c += LANES) { const double d = v[c] - mean_d; q = fma(d, d, q); }
+        for (int c = lane; c < GW; c += LANES) { const double d = pre_fwd(v[c], col0 + c, a.st) - mean_d; q = fma(d, d, q); }
       const double rstd_d = gn_rstd(subwarp_sum(q), GW, a.eps);
       const float mean = (float)mean_d, rstd = (float)rstd_d;
       if (!active) continue;
@@ -1199,8 +1263,9 @@ __device__ __forceinline__ void gn_epilogue_smem(const float (&acc)[E::ACC_M][E:
         const int col = col0 + c;
         const long long o = (long long)row * N + col;
         if (a.z) a.z[o] = v[c];
-        const float y = gn_affine(gn_xhat(v[c], mean, rstd), __ldg(a.gamma + col), __ldg(a.beta + col));
-        a.out[o] = leaky_times2(y, a.slope);
+        const float y = gn_affine(gn_xhat(pre_fwd(v[c], col, a.st), mean, rstd), gn_gamma(a.gamma, col),
+                                  gn_beta(a.beta, col));
+        a.out[o] = post_fwd(y, col, a.st);
       }
     }
   }
@@ -1208,8 +1273,10 @@ __device__ __forceinline__ void gn_epilogue_smem(const float (&acc)[E::ACC_M][E:
 }  // namespace fg
 
 // ---- epilogue backward: grad_out -> grad of the GEMM output (dz), and the per-channel parameter gradients ----
-// y = gamma * xhat + beta, xhat = (z - mean) * rstd; with dxhat = dy * gamma the GroupNorm backward is
-//   dz = rstd * (dxhat - mean_g(dxhat) - xhat * mean_g(dxhat * xhat)).
+// Forward kept z (the Linear's output with bias) and the group statistics; every stage's value is recomputed
+// from them. With u = pre(z), xhat = (u - mean) * rstd, y = gamma * xhat + beta, out = post(y) and
+// dxhat = dy * gamma, the GroupNorm backward is du = rstd * (dxhat - mean_g(dxhat) - xhat * mean_g(dxhat * xhat)),
+// then dz = pre's backward of du.
 // Parameter gradients are column sums over the batch done in a fixed order: no atomics, so the same inputs give
 // bitwise the same gradients.
 namespace fg {
@@ -1219,9 +1286,11 @@ struct BackwardArgs {
   const float* gamma; const float* beta;
   float* dz;                                  // (M, N)
   float* dz_lo;                               // (M, N) dz's rounding remainder, or nullptr
-  float* dgamma; float* dbeta; float* dbias;  // (N,)
+  float* dgamma; float* dbeta; float* dbias;  // (N,), or nullptr where the layer has no such parameter
+  double2* gsums;  // (M, G) the projection's two group means, for the pre stages' parameter gradients, or nullptr
+  float* dchan[NCHAN > 0 ? NCHAN : 1];        // (N,) gradients of the stages' per-channel parameters
   int M, N;
-  float slope;
+  StageArgs st;
 };
 
 __global__ void __launch_bounds__(ROW_THREADS) gn_backward_rows_kernel(BackwardArgs a) {
@@ -1232,64 +1301,74 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_rows_kernel(BackwardA
   const int lane = threadIdx.x % LANES;
   const long long row = active ? p / G : 0;
   const int col0 = active ? (int)(p % G) * GW : 0;
-  // The forward's statistics rounded to fp32 decide LeakyReLU's side (bit for bit what the forward saw); the
+  // The forward's statistics rounded to fp32 decide the post stages' kinks (bit for bit what the forward saw); the
   // projection uses them in double. fp32-rounded statistics would put errors into dz along xhat and along 1,
   // directions that grad_x = dz W does not cancel: with strong cancellation that cost 10x in grad_x.
   const double mean_d = active ? a.mean[p] : 0.0, rstd_d = active ? a.rstd[p] : 0.0;
   const float mean = (float)mean_d, rstd = (float)rstd_d;
   const float* zr = a.z + row * N + col0;
+  float unused[NCHAN > 0 ? NCHAN : 1];  // parameter shares: summed by the column kernel, not here
   double s1 = 0.0, s2 = 0.0;  // double: the projection below cancels most of dxhat
   for (int c = lane; active && c < GW; c += LANES) {
     const int col = col0 + c;
-    const float gamma = __ldg(a.gamma + col);
-    const float dy = leaky_times2_grad(a.grad_out[row * a.sg0 + col * a.sg1],
-                                       gn_affine(gn_xhat(zr[c], mean, rstd), gamma, __ldg(a.beta + col)), a.slope);
+    const float gamma = gn_gamma(a.gamma, col), u = pre_fwd(zr[c], col, a.st);
+    const float dy = post_bwd(a.grad_out[row * a.sg0 + col * a.sg1],
+                              gn_affine(gn_xhat(u, mean, rstd), gamma, gn_beta(a.beta, col)), col, a.st, unused);
     const double dxhat = (double)dy * gamma;
     s1 += dxhat;
-    s2 = fma(dxhat, ((double)zr[c] - mean_d) * rstd_d, s2);
+    s2 = fma(dxhat, ((double)u - mean_d) * rstd_d, s2);
   }
   const double mean_dxhat = subwarp_sum(s1) / GW, mean_dxhat_xhat = subwarp_sum(s2) / GW;
+  if (a.gsums && active && lane == 0) a.gsums[p] = make_double2(mean_dxhat, mean_dxhat_xhat);
   for (int c = lane; active && c < GW; c += LANES) {
     const int col = col0 + c;
-    const float gamma = __ldg(a.gamma + col);
-    const float dy = leaky_times2_grad(a.grad_out[row * a.sg0 + col * a.sg1],
-                                       gn_affine(gn_xhat(zr[c], mean, rstd), gamma, __ldg(a.beta + col)), a.slope);
-    const double xhat_d = ((double)zr[c] - mean_d) * rstd_d;
-    const double dz = rstd_d * ((double)dy * gamma - mean_dxhat - xhat_d * mean_dxhat_xhat);
-    a.dz[row * N + col] = (float)dz;
-    if (a.dz_lo) a.dz_lo[row * N + col] = (float)(dz - (double)(float)dz);
+    const float gamma = gn_gamma(a.gamma, col), u = pre_fwd(zr[c], col, a.st);
+    const float dy = post_bwd(a.grad_out[row * a.sg0 + col * a.sg1],
+                              gn_affine(gn_xhat(u, mean, rstd), gamma, gn_beta(a.beta, col)), col, a.st, unused);
+    const double xhat_d = ((double)u - mean_d) * rstd_d;
+    const double du = rstd_d * ((double)dy * gamma - mean_dxhat - xhat_d * mean_dxhat_xhat);
+    a.dz[row * N + col] = (float)du;
+    if (a.dz_lo) a.dz_lo[row * N + col] = (float)(du - (double)(float)du);
   }
 }
 
 // One column per thread of a 32-wide slab; 8 row lanes each sum every 8th row, then a fixed-order combine.
+// Sums: 0 gamma, 1 beta, 2 the Linear's bias, 3 + k the stages' per-channel parameter k.
 __global__ void __launch_bounds__(ROW_THREADS) gn_backward_cols_kernel(BackwardArgs a) {
-  constexpr int COLS = 32, ROW_LANES = ROW_THREADS / COLS;
-  __shared__ double partial[3][ROW_LANES][COLS + 1];
+  constexpr int COLS = 32, ROW_LANES = ROW_THREADS / COLS, SUMS = 3 + NCHAN;
+  __shared__ double partial[SUMS][ROW_LANES][COLS + 1];
   const int tx = threadIdx.x % COLS, ty = threadIdx.x / COLS;
-  const int N = a.N, G = N / GW, col = blockIdx.x * COLS + tx;
-  double sum_dgamma = 0.0, sum_dbeta = 0.0, sum_dbias = 0.0;
+  const int N = a.N, col = blockIdx.x * COLS + tx;
+  double sums[SUMS];
+#pragma unroll
+  for (int k = 0; k < SUMS; ++k) sums[k] = 0.0;
   if (col < N) {
-    const float gamma = __ldg(a.gamma + col), beta = __ldg(a.beta + col);
-    const int g = col / GW;
+    const int G = N / GW, g = col / GW;
+    const float gamma = gn_gamma(a.gamma, col), beta = gn_beta(a.beta, col);
     for (long long row = ty; row < a.M; row += ROW_LANES) {
+      const float zv = a.z[row * N + col], grad = a.grad_out[row * a.sg0 + col * a.sg1];
+      float dp[NCHAN > 0 ? NCHAN : 1] = {};
       const double mean_d = a.mean[row * G + g], rstd_d = a.rstd[row * G + g];
-      const float zv = a.z[row * N + col];
-      const float xhat = gn_xhat(zv, (float)mean_d, (float)rstd_d);  // the forward's y decides the side
-      const float dy = leaky_times2_grad(a.grad_out[row * a.sg0 + col * a.sg1], gn_affine(xhat, gamma, beta), a.slope);
-      sum_dgamma = fma((double)dy, ((double)zv - mean_d) * rstd_d, sum_dgamma);
-      sum_dbeta += dy;
-      sum_dbias += a.dz[row * N + col];
+      const float u = pre_fwd(zv, col, a.st);
+      const float xhat = gn_xhat(u, (float)mean_d, (float)rstd_d);  // the forward's y decides the kinks
+      const float dy = post_bwd(grad, gn_affine(xhat, gamma, beta), col, a.st, dp);
+      const double xhat_d = ((double)u - mean_d) * rstd_d;
+      sums[0] = fma((double)dy, xhat_d, sums[0]);
+      sums[1] += dy;
+      sums[2] += a.dz[row * N + col];
+#pragma unroll
+      for (int k = 0; k < NCHAN; ++k) sums[3 + k] += dp[k];
     }
   }
-  partial[0][ty][tx] = sum_dgamma;
-  partial[1][ty][tx] = sum_dbeta;
-  partial[2][ty][tx] = sum_dbias;
+#pragma unroll
+  for (int k = 0; k < SUMS; ++k) partial[k][ty][tx] = sums[k];
   __syncthreads();
-  if (ty < 3 && col < N) {
+  for (int k = ty; k < SUMS && col < N; k += ROW_LANES) {
     double s = 0.0;
 #pragma unroll
-    for (int r = 0; r < ROW_LANES; ++r) s += partial[ty][r][tx];
-    (ty == 0 ? a.dgamma : ty == 1 ? a.dbeta : a.dbias)[col] = (float)s;
+    for (int r = 0; r < ROW_LANES; ++r) s += partial[k][r][tx];
+    float* out = k == 0 ? a.dgamma : k == 1 ? a.dbeta : k == 2 ? a.dbias : a.dchan[k < 3 + NCHAN ? k - 3 : 0];
+    if (out) out[col] = (float)s;
   }
 }
 }  // namespace fg
@@ -1299,13 +1378,17 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_cols_kernel(BackwardA
 // `scratch` (scratch_floats(M, N, K) floats, or nullptr when that is 0) holds operands prepared for an engine.
 namespace fg {
 long long scratch_floats(int M, int N, int K);
+// chan: NCHAN pointers to the stages' per-channel parameters; scalars: NSCALAR stage constants (host arrays).
+// bias, gamma, beta (and dbias, dgamma, dbeta) are nullptr where the layer has no such parameter.
 const char* forward(const float* x, long long sx0, long long sx1, const float* w, long long sw0, long long sw1,
-                    const float* bias, const float* gamma, const float* beta, float* out, float* z, double* mean,
-                    double* rstd, double* partials, float* scratch, int M, int N, int K, float eps, float slope,
-                    void* stream);
+                    const float* bias, const float* gamma, const float* beta, const float* const* chan,
+                    const float* scalars, float* out, float* z, double* mean, double* rstd, double* partials,
+                    float* scratch, int M, int N, int K, float eps, void* stream);
+// dchan: NCHAN gradient outputs; gsums: (M, G) double2 scratch when pre-GroupNorm stages have parameters
 const char* backward_epilogue(const float* grad_out, long long sg0, long long sg1, const float* z, const double* mean,
-                              const double* rstd, const float* gamma, const float* beta, float* dz, float* dz_lo,
-                              float* dgamma, float* dbeta, float* dbias, int M, int N, float slope, void* stream);
+                              const double* rstd, const float* gamma, const float* beta, const float* const* chan,
+                              const float* scalars, float* dz, float* dz_lo, float* dgamma, float* dbeta,
+                              float* dbias, float* const* dchan, double* gsums, int M, int N, void* stream);
 // grad_x (M, K) = (dz + dz_lo) (M, N) * W (N, K); dz_lo (nullable) only for GEMMs of <= EXACT_MAX_MACS
 const char* grad_input(const float* dz, const float* dz_lo, const float* w, long long sw0, long long sw1, float* dx,
                        float* scratch, int M, int N, int K, void* stream);
@@ -1449,6 +1532,14 @@ static const char* launch_backward(MainKernel main_kernel, ExactKernel exact_ker
   return launch<Simt>(exact_kernel, grid, s, dz, rest..., dz_lo != nullptr);
 }
 
+// The stages' parameters as one kernel argument (constant memory): pointers and scalars from the host arrays.
+static StageArgs stage_args(const float* const* chan, const float* scalars) {
+  StageArgs st{};
+  for (int k = 0; k < NCHAN; ++k) st.chan[k] = chan[k];
+  for (int k = 0; k < NSCALAR; ++k) st.scalar[k] = scalars[k];
+  return st;
+}
+
 // A main-engine kernel, in its 16-byte-copy form when the operands allow it and the engine has one.
 #define FG_MAIN_KERNEL(kernel, vec) ((vec) ? kernel<Main, false, Main::VEC_COPIES> : kernel<Main, false, false>)
 
@@ -1472,14 +1563,14 @@ static const char* launch_wgmma(Kernel kernel, dim3 grid, cudaStream_t s, const 
 }
 
 const char* forward(const float* x, long long sx0, long long sx1, const float* w, long long sw0, long long sw1,
-                    const float* bias, const float* gamma, const float* beta, float* out, float* z, double* mean,
-                    double* rstd, double* partials, float* scratch, int M, int N, int K, float eps, float slope,
-                    void* stream) {
+                    const float* bias, const float* gamma, const float* beta, const float* const* chan,
+                    const float* scalars, float* out, float* z, double* mean, double* rstd, double* partials,
+                    float* scratch, int M, int N, int K, float eps, void* stream) {
   if ((FIXED_N && N != FIXED_N) || (FIXED_K && K != FIXED_K)) return "sizes differ from the compiled ones";
   if (N % GW) return "hidden size is not a multiple of the compiled group width";
   if (M == 0) return nullptr;
   const ForwardArgs a{x, sx0, sx1, w, sw0, sw1, bias, gamma, beta, out, z, mean, rstd,
-                      reinterpret_cast<double2*>(partials), M, N, K, eps, slope};
+                      reinterpret_cast<double2*>(partials), M, N, K, eps, stage_args(chan, scalars)};
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   dim3 grid;
   if (const char* err = gemm_grid(M, N, &grid)) return err;
@@ -1498,10 +1589,13 @@ const char* forward(const float* x, long long sx0, long long sx1, const float* w
 }
 
 const char* backward_epilogue(const float* grad_out, long long sg0, long long sg1, const float* z, const double* mean,
-                              const double* rstd, const float* gamma, const float* beta, float* dz, float* dz_lo,
-                              float* dgamma, float* dbeta, float* dbias, int M, int N, float slope, void* stream) {
+                              const double* rstd, const float* gamma, const float* beta, const float* const* chan,
+                              const float* scalars, float* dz, float* dz_lo, float* dgamma, float* dbeta,
+                              float* dbias, float* const* dchan, double* gsums, int M, int N, void* stream) {
   if (N % GW) return "hidden size is not a multiple of the compiled group width";
-  const BackwardArgs a{grad_out, sg0, sg1, z, mean, rstd, gamma, beta, dz, dz_lo, dgamma, dbeta, dbias, M, N, slope};
+  BackwardArgs a{grad_out, sg0, sg1, z, mean, rstd, gamma, beta, dz, dz_lo, dgamma, dbeta, dbias,
+                 reinterpret_cast<double2*>(gsums), {}, M, N, stage_args(chan, scalars)};
+  for (int k = 0; k < NCHAN; ++k) a.dchan[k] = dchan[k];
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (M > 0) {
     const long long pairs = (long long)M * (N / GW), per_block = ROW_THREADS / LANES;
@@ -1568,13 +1662,17 @@ _CPP_SOURCE = r'''// Generated by fusegen 0.3.0: fg_3xtf32_wgmma_tf32_m128n128s3
 // `scratch` (scratch_floats(M, N, K) floats, or nullptr when that is 0) holds operands prepared for an engine.
 namespace fg {
 long long scratch_floats(int M, int N, int K);
+// chan: NCHAN pointers to the stages' per-channel parameters; scalars: NSCALAR stage constants (host arrays).
+// bias, gamma, beta (and dbias, dgamma, dbeta) are nullptr where the layer has no such parameter.
 const char* forward(const float* x, long long sx0, long long sx1, const float* w, long long sw0, long long sw1,
-                    const float* bias, const float* gamma, const float* beta, float* out, float* z, double* mean,
-                    double* rstd, double* partials, float* scratch, int M, int N, int K, float eps, float slope,
-                    void* stream);
+                    const float* bias, const float* gamma, const float* beta, const float* const* chan,
+                    const float* scalars, float* out, float* z, double* mean, double* rstd, double* partials,
+                    float* scratch, int M, int N, int K, float eps, void* stream);
+// dchan: NCHAN gradient outputs; gsums: (M, G) double2 scratch when pre-GroupNorm stages have parameters
 const char* backward_epilogue(const float* grad_out, long long sg0, long long sg1, const float* z, const double* mean,
-                              const double* rstd, const float* gamma, const float* beta, float* dz, float* dz_lo,
-                              float* dgamma, float* dbeta, float* dbias, int M, int N, float slope, void* stream);
+                              const double* rstd, const float* gamma, const float* beta, const float* const* chan,
+                              const float* scalars, float* dz, float* dz_lo, float* dgamma, float* dbeta,
+                              float* dbias, float* const* dchan, double* gsums, int M, int N, void* stream);
 // grad_x (M, K) = (dz + dz_lo) (M, N) * W (N, K); dz_lo (nullable) only for GEMMs of <= EXACT_MAX_MACS
 const char* grad_input(const float* dz, const float* dz_lo, const float* w, long long sw0, long long sw1, float* dx,
                        float* scratch, int M, int N, int K, void* stream);
@@ -1612,46 +1710,83 @@ torch::Tensor scratch_for(const torch::Tensor& like, int M, int N, int K) {
   return torch::empty({fg::scratch_floats(M, N, K)}, like.options().dtype(torch::kFloat));
 }
 float* data_or_null(torch::Tensor& t) { return t.numel() ? t.data_ptr<float>() : nullptr; }
+
+// The stages' per-channel parameters (NCHAN, each (N,) contiguous) and constants (NSCALAR), as host arrays.
+struct StageTensors {
+  std::vector<const float*> chan;
+  std::vector<float> scalars;
+};
+StageTensors stage_tensors(std::vector<torch::Tensor>& chan, const std::vector<double>& scalars, int64_t N) {
+  TORCH_CHECK(chan.size() == 0 && scalars.size() == 1,
+              "fusegen: the kernels take 0 per-channel parameters and "
+              "1 constants, got ", chan.size(), " and ", scalars.size());
+  StageTensors st;
+  for (auto& t : chan) {
+    check_contiguous(t, "a stage's per-channel parameter");
+    TORCH_CHECK(t.numel() == N, "fusegen: a stage's per-channel parameter has ", t.numel(), " values, expected ", N);
+    st.chan.push_back(t.data_ptr<float>());
+  }
+  for (double v : scalars) st.scalars.push_back(static_cast<float>(v));
+  st.chan.push_back(nullptr);  // never empty: .data() of an empty vector may be null
+  st.scalars.push_back(0.f);
+  return st;
+}
+// A per-channel tensor of the layer (bias, GroupNorm weight/bias and their gradients) or an empty one: none.
+float* channel_or_null(torch::Tensor& t, const char* name, int64_t N) {
+  if (t.numel() == 0) return nullptr;
+  check_contiguous(t, name);
+  TORCH_CHECK(t.numel() == N, "fusegen: ", name, " has ", t.numel(), " values, expected ", N);
+  return t.data_ptr<float>();
+}
 }  // namespace
 
 void forward(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch::Tensor gamma, torch::Tensor beta,
-             torch::Tensor out, torch::Tensor z, torch::Tensor mean, torch::Tensor rstd, torch::Tensor partials,
-             double eps, double slope, int64_t stream) {
+             std::vector<torch::Tensor> chan, std::vector<double> scalars, torch::Tensor out, torch::Tensor z,
+             torch::Tensor mean, torch::Tensor rstd, torch::Tensor partials, double eps, int64_t stream) {
   check_tensor(x, "x");
   check_tensor(w, "weight");
-  check_contiguous(bias, "bias");
-  check_contiguous(gamma, "gn.weight");
-  check_contiguous(beta, "gn.bias");
   check_contiguous(out, "out");
-  check_contiguous(mean, "mean", torch::kDouble);
-  check_contiguous(rstd, "rstd", torch::kDouble);
   TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && w.size(1) == x.size(1), "fusegen: x and weight shapes disagree");
   const int M = to_int(x.size(0), "batch"), N = to_int(w.size(0), "hidden"), K = to_int(x.size(1), "input");
   TORCH_CHECK(out.numel() == (int64_t)M * N, "fusegen: out has the wrong size");
+  StageTensors st = stage_tensors(chan, scalars, N);
   torch::Tensor scratch = scratch_for(x, M, N, K);
   check_status(fg::forward(x.data_ptr<float>(), x.stride(0), x.stride(1), w.data_ptr<float>(), w.stride(0),
-                           w.stride(1), bias.data_ptr<float>(), gamma.data_ptr<float>(), beta.data_ptr<float>(),
-                           out.data_ptr<float>(), data_or_null<float>(z, "z"), mean.data_ptr<double>(),
-                           rstd.data_ptr<double>(), data_or_null<double>(partials, "partials", torch::kDouble),
-                           data_or_null(scratch), M, N, K,
-                           static_cast<float>(eps), static_cast<float>(slope), as_stream(stream)),
+                           w.stride(1), channel_or_null(bias, "bias", N), channel_or_null(gamma, "gn.weight", N),
+                           channel_or_null(beta, "gn.bias", N), st.chan.data(), st.scalars.data(),
+                           out.data_ptr<float>(), data_or_null<float>(z, "z"),
+                           data_or_null<double>(mean, "mean", torch::kDouble),
+                           data_or_null<double>(rstd, "rstd", torch::kDouble),
+                           data_or_null<double>(partials, "partials", torch::kDouble), data_or_null(scratch), M, N, K,
+                           static_cast<float>(eps), as_stream(stream)),
                "forward");
 }
 
 void backward_epilogue(torch::Tensor grad_out, torch::Tensor z, torch::Tensor mean, torch::Tensor rstd,
-                       torch::Tensor gamma, torch::Tensor beta, torch::Tensor dz, torch::Tensor dz_lo,
-                       torch::Tensor dgamma, torch::Tensor dbeta, torch::Tensor dbias, double slope, int64_t stream) {
+                       torch::Tensor gamma, torch::Tensor beta, std::vector<torch::Tensor> chan,
+                       std::vector<double> scalars, torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor dgamma,
+                       torch::Tensor dbeta, torch::Tensor dbias, std::vector<torch::Tensor> dchan,
+                       torch::Tensor gsums, int64_t stream) {
   check_tensor(grad_out, "grad_out");
-  for (auto* t : {&z, &gamma, &beta, &dz, &dgamma, &dbeta, &dbias}) check_contiguous(*t, "buffer");
-  for (auto* t : {&mean, &rstd}) check_contiguous(*t, "group statistics", torch::kDouble);
+  check_contiguous(z, "z");
+  check_contiguous(dz, "dz");
   TORCH_CHECK(grad_out.dim() == 2 && grad_out.sizes() == z.sizes(), "fusegen: grad_out shape ", grad_out.sizes(),
               " differs from the output's ", z.sizes());
   const int M = to_int(z.size(0), "batch"), N = to_int(z.size(1), "hidden");
+  StageTensors st = stage_tensors(chan, scalars, N);
+  TORCH_CHECK(dchan.size() == chan.size(), "fusegen: one gradient per per-channel parameter");
+  std::vector<float*> dchan_ptrs;
+  for (auto& t : dchan) dchan_ptrs.push_back(channel_or_null(t, "a stage parameter's gradient", N));
+  dchan_ptrs.push_back(nullptr);
   check_status(fg::backward_epilogue(grad_out.data_ptr<float>(), grad_out.stride(0), grad_out.stride(1),
-                                     z.data_ptr<float>(), mean.data_ptr<double>(), rstd.data_ptr<double>(),
-                                     gamma.data_ptr<float>(), beta.data_ptr<float>(), dz.data_ptr<float>(),
-                                     data_or_null<float>(dz_lo, "dz_lo"), dgamma.data_ptr<float>(), dbeta.data_ptr<float>(), dbias.data_ptr<float>(), M,
-                                     N, static_cast<float>(slope), as_stream(stream)),
+                                     z.data_ptr<float>(), data_or_null<double>(mean, "mean", torch::kDouble),
+                                     data_or_null<double>(rstd, "rstd", torch::kDouble),
+                                     channel_or_null(gamma, "gn.weight", N), channel_or_null(beta, "gn.bias", N),
+                                     st.chan.data(), st.scalars.data(), dz.data_ptr<float>(),
+                                     data_or_null<float>(dz_lo, "dz_lo"), channel_or_null(dgamma, "grad gn.weight", N),
+                                     channel_or_null(dbeta, "grad gn.bias", N), channel_or_null(dbias, "grad bias", N),
+                                     dchan_ptrs.data(), data_or_null<double>(gsums, "gsums", torch::kDouble), M, N,
+                                     as_stream(stream)),
                "backward_epilogue");
 }
 
@@ -1679,8 +1814,8 @@ void grad_weight(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor x, torch::
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "fusegen fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192";
-  m.def("forward", &forward, "GEMM + bias + GroupNorm + LeakyReLU + x2; saves mean/rstd (and z when given)");
-  m.def("backward_epilogue", &backward_epilogue, "grad_out -> dz and the gn.weight, gn.bias, fc.bias gradients");
+  m.def("forward", &forward, "GEMM + bias + the chain (group_norm, leaky_relu, add_self); saves z when given" " and the group statistics");
+  m.def("backward_epilogue", &backward_epilogue, "grad_out -> dz and the per-channel parameters' gradients");
   m.def("grad_input", &grad_input, "dx = dz W");
   m.def("grad_weight", &grad_weight, "dW = dz^T x");
 }
@@ -2197,19 +2332,19 @@ def _check_input(x, params):
         raise TypeError("ModelNew expects float32 input, got {}".format(x.dtype))
     if not x.is_cuda:
         raise ValueError("ModelNew runs on CUDA only; got input on {} (move it with x.cuda())".format(x.device))
-    for name, p in params:
+    for i, (name, p) in enumerate(params):
         if not p.is_cuda or p.dtype != torch.float32 or p.device != x.device:
             raise ValueError("ModelNew's parameter {} is {} on {}; expected float32 on the input's device {} "
                              "(call model.cuda())".format(name, p.dtype, p.device, x.device))
-        if name != "fc.weight" and not p.is_contiguous():
+        if i > 0 and not p.is_contiguous():  # the weight (first) may have any strides
             raise ValueError("ModelNew's parameter {} must be contiguous".format(name))
-    if x.shape[0] * (HIDDEN_SIZE // NUM_GROUPS) == 1:
+    if HAS_NORM and x.shape[0] * (HIDDEN_SIZE // NUM_GROUPS) == 1:
         # The reference's GroupNorm refuses a group of one value (its variance is undefined); so do we.
         raise ValueError("Expected more than 1 value per group, got batch {} with {} channel(s) a group".format(
             x.shape[0], HIDDEN_SIZE // NUM_GROUPS))
 
 
-def _forward_impl(x, weight, bias, gamma, beta, eps, slope, keep_for_backward):
+def _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward):
     """(out, z, mean, rstd); z is empty unless kept for backward (or the two-stage plan needs it)."""
     kernels = _kernels(x.device)
     batch = x.shape[0]
@@ -2220,24 +2355,30 @@ def _forward_impl(x, weight, bias, gamma, beta, eps, slope, keep_for_backward):
     z = _new(x, batch, HIDDEN_SIZE) if keep_for_backward or PARTIAL_SLOTS else empty
     # Group statistics stay in float64: backward's projection needs them more exact than fp32 (see
     # gn_backward); the forward rounds them to fp32 to normalize, and backward repeats that rounding.
-    mean = _new(x, batch, NUM_GROUPS, dtype=torch.float64)
-    rstd = _new(x, batch, NUM_GROUPS, dtype=torch.float64)
+    mean = _new(x, batch, NUM_GROUPS, dtype=torch.float64) if HAS_NORM else empty
+    rstd = _new(x, batch, NUM_GROUPS, dtype=torch.float64) if HAS_NORM else empty
     partials = _new(x, batch, NUM_GROUPS, PARTIAL_SLOTS, 2, dtype=torch.float64) if PARTIAL_SLOTS else empty
-    kernels.forward(x, weight, bias, gamma, beta, out, z, mean, rstd, partials, eps, slope, _stream(x.device))
+    kernels.forward(x, weight, bias, gamma, beta, [],
+                    [s0], out, z, mean, rstd, partials, eps, _stream(x.device))
     return out, z, mean, rstd
 
 
-def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, slope, need_x, need_w):
+def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, need_w):
     """(dx, dw, dbias, dgamma, dbeta); dx / dw are empty when not needed."""
     kernels = _kernels(grad_out.device)
     stream = _stream(grad_out.device)
     if grad_out.dtype != torch.float32:
         raise TypeError("ModelNew backward expects a float32 gradient, got {}".format(grad_out.dtype))
+    empty = z.new_empty(0)
     dz = _new(z, *z.shape)
     exact = x.shape[0] * HIDDEN_SIZE * INPUT_SIZE <= EXACT_MAX_MACS
-    dz_lo = _new(z, *z.shape) if exact else z.new_empty(0)
-    dgamma, dbeta, dbias = (_new(gamma, HIDDEN_SIZE) for _ in range(3))
-    kernels.backward_epilogue(grad_out, z, mean, rstd, gamma, beta, dz, dz_lo, dgamma, dbeta, dbias, slope, stream)
+    # dz's rounding remainder matters after the GroupNorm's projection (it cancels); element-wise chains have none
+    dz_lo = _new(z, *z.shape) if exact and HAS_NORM else empty
+    grads = {name: _new(z, HIDDEN_SIZE) for name in ['bias', 'gamma', 'beta']}
+    gsums = _new(z, x.shape[0], NUM_GROUPS, 2, dtype=torch.float64) if PRE_PARAMS else empty
+    kernels.backward_epilogue(grad_out, z, mean, rstd, gamma, beta, [], [s0],
+                              dz, dz_lo, grads.get("gamma", empty), grads.get("beta", empty),
+                              grads.get("bias", empty), [], gsums, stream)
     dx, dw = x.new_empty(0), x.new_empty(0)
     if need_x:
         dx = _new(x, *x.shape)
@@ -2245,25 +2386,30 @@ def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, slope, need_
     if need_w:
         dw = _new(weight, *weight.shape)
         kernels.grad_weight(dz, dz_lo, x, dw, stream)
-    return dx, dw, dbias, dgamma, dbeta
+    return (dx, dw) + tuple(grads[name] for name in ['bias', 'gamma', 'beta'])
 
 
-class _LinearGroupNormLeakyReLU2(torch.autograd.Function):
+def _grads(ctx, dx, dw, *rest):
+    """autograd's answer: one gradient per forward input (none for the constants)."""
+    need_x, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+    return (dx if need_x else None, dw if need_w else None) + tuple(rest) + (None,) * 3
+
+
+class _FusedLayer(torch.autograd.Function):
     """The autograd path on torch without torch.library.custom_op (before 2.4)."""
 
     @staticmethod
-    def forward(ctx, x, weight, bias, gamma, beta, eps, slope, keep_for_backward):
-        out, z, mean, rstd = _forward_impl(x, weight, bias, gamma, beta, eps, slope, keep_for_backward)
+    def forward(ctx, x, weight, bias, gamma, beta, s0, eps, keep_for_backward):
+        out, z, mean, rstd = _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward)
         if keep_for_backward:
             ctx.save_for_backward(x, weight, gamma, beta, z, mean, rstd)
-            ctx.slope = slope
+            ctx.scalars = (s0, )
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
         need_x, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        dx, dw, dbias, dgamma, dbeta = _backward_impl(grad_out, *ctx.saved_tensors, ctx.slope, need_x, need_w)
-        return dx if need_x else None, dw if need_w else None, dbias, dgamma, dbeta, None, None, None
+        return _grads(ctx, *_backward_impl(grad_out, *ctx.saved_tensors, *ctx.scalars, need_x, need_w))
 
 
 # On torch >= 2.4 the kernels are registered as custom operators (with fake implementations and autograd), so
@@ -2274,44 +2420,43 @@ _OPS = None
 if _HAS_CUSTOM_OP:
     from typing import Tuple
 
-    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_0dfcabfd"  # torch.ops.<module name>.forward / .backward
+    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_baab0e73"  # torch.ops.<module name>.forward / .backward
     _Tensor = torch.Tensor
 
     def _register_ops():
         @torch.library.custom_op(_NAMESPACE + "::forward", mutates_args=())
-        def forward_op(x: _Tensor, weight: _Tensor, bias: _Tensor, gamma: _Tensor, beta: _Tensor, eps: float,
-                       slope: float, keep: bool) -> Tuple[_Tensor, _Tensor, _Tensor, _Tensor]:
-            return _forward_impl(x, weight, bias, gamma, beta, eps, slope, keep)
+        def forward_op(x: _Tensor, weight: _Tensor, bias: _Tensor, gamma: _Tensor, beta: _Tensor, s0: float, eps: float,
+                       keep: bool) -> Tuple[_Tensor, _Tensor, _Tensor, _Tensor]:
+            return _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep)
 
         @forward_op.register_fake
-        def _(x, weight, bias, gamma, beta, eps, slope, keep):
+        def _(x, weight, bias, gamma, beta, s0, eps, keep):
             batch = x.shape[0]
             z = x.new_empty(batch, HIDDEN_SIZE) if keep or PARTIAL_SLOTS else x.new_empty(0)
-            return (x.new_empty(batch, HIDDEN_SIZE), z, x.new_empty(batch, NUM_GROUPS, dtype=torch.float64),
-                    x.new_empty(batch, NUM_GROUPS, dtype=torch.float64))
+            stats = (batch, NUM_GROUPS) if HAS_NORM else (0,)
+            return (x.new_empty(batch, HIDDEN_SIZE), z, x.new_empty(*stats, dtype=torch.float64),
+                    x.new_empty(*stats, dtype=torch.float64))
 
         @torch.library.custom_op(_NAMESPACE + "::backward", mutates_args=())
-        def backward_op(grad_out: _Tensor, x: _Tensor, weight: _Tensor, gamma: _Tensor, beta: _Tensor, z: _Tensor,
-                        mean: _Tensor, rstd: _Tensor, slope: float, need_x: bool,
+        def backward_op(grad_out: _Tensor, x: _Tensor, weight: _Tensor, gamma: _Tensor, beta: _Tensor, z: _Tensor, mean: _Tensor, rstd: _Tensor, s0: float, need_x: bool,
                         need_w: bool) -> Tuple[_Tensor, _Tensor, _Tensor, _Tensor, _Tensor]:
-            return _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, slope, need_x, need_w)
+            return _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, need_w)
 
         @backward_op.register_fake
-        def _(grad_out, x, weight, gamma, beta, z, mean, rstd, slope, need_x, need_w):
-            params = tuple(gamma.new_empty(HIDDEN_SIZE) for _ in range(3))
+        def _(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, need_w):
+            params = tuple(z.new_empty(HIDDEN_SIZE) for _ in range(3))
             return ((x.new_empty(x.shape) if need_x else x.new_empty(0)),
                     (weight.new_empty(weight.shape) if need_w else weight.new_empty(0))) + params
 
         def setup_context(ctx, inputs, output):
-            x, weight, bias, gamma, beta, eps, slope, keep = inputs
+            x, weight, bias, gamma, beta, s0, eps, keep = inputs
             out, z, mean, rstd = output
             ctx.save_for_backward(x, weight, gamma, beta, z, mean, rstd)
-            ctx.slope = slope
+            ctx.scalars = (s0, )
 
         def backward(ctx, grad_out, grad_z, grad_mean, grad_rstd):
             need_x, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-            dx, dw, dbias, dgamma, dbeta = backward_op(grad_out, *ctx.saved_tensors, ctx.slope, need_x, need_w)
-            return dx if need_x else None, dw if need_w else None, dbias, dgamma, dbeta, None, None, None
+            return _grads(ctx, *backward_op(grad_out, *ctx.saved_tensors, *ctx.scalars, need_x, need_w))
 
         forward_op.register_autograd(backward, setup_context=setup_context)
         return forward_op
@@ -2333,11 +2478,11 @@ class ModelNew(nn.Module):
         self.leaky_relu = nn.LeakyReLU(negative_slope=negative_slope)
 
     def forward(self, x):
-        params = (("fc.weight", self.fc.weight), ("fc.bias", self.fc.bias),
-                  ("gn.weight", self.gn.weight), ("gn.bias", self.gn.bias))
+        params = (("fc.weight", self.fc.weight), ("fc.bias", self.fc.bias), ("gn.weight", self.gn.weight), ("gn.bias", self.gn.bias), )
         _check_input(x, params)
         keep = torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for _, p in params))
-        eps, slope = float(self.gn.eps), float(self.leaky_relu.negative_slope)
+        scalars = (float(self.leaky_relu.negative_slope), )
+        eps = float(self.gn.eps)
         if _OPS is not None:
-            return _OPS(x, *(p for _, p in params), eps, slope, keep)[0]
-        return _LinearGroupNormLeakyReLU2.apply(x, *(p for _, p in params), eps, slope, keep)
+            return _OPS(x, *(p for _, p in params), *scalars, eps, keep)[0]
+        return _FusedLayer.apply(x, *(p for _, p in params), *scalars, eps, keep)

@@ -1,0 +1,98 @@
+"""From a traced model file to a Spec: the chain's stages plus the interface ModelNew keeps (the model's own
+constructor, its parameter names, the arguments it was traced with). `fusegen from-model` calls `model_spec`."""
+import ast
+import inspect
+import math
+import pathlib
+import re
+import textwrap
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .frontend import ModelError, check_interface, load_model_file, to_spec, trace_chain
+from .spec import HEADLINE_KINDS, ModelInterface, Spec
+
+# module-level names a copied constructor may use: the generated file imports them under the same name
+_IMPORTABLE = {id(torch): "torch", id(nn): "torch.nn", id(F): "torch.nn.functional", id(math): "math"}
+
+
+def model_spec(path, precision=None):
+    """(Spec, Chain) for the model file at path. The headline chain with the headline module's names is the
+    short form `fusegen render` makes (the same module byte for byte); any other chain keeps the file's
+    constructor."""
+    chain = trace_chain(path)
+    extra = {"precision": precision} if precision else {}
+    kinds = tuple(s.kind for s in chain.stages)
+    if kinds == HEADLINE_KINDS and chain.bias and chain.stages[0].param("affine") and not chain.weight_in_out:
+        try:
+            check_interface(path, chain)
+            return to_spec(chain, precision=precision), chain
+        except ModelError:
+            pass  # other names or constructor: the general form below keeps them
+    norms = [s for s in chain.stages if s.kind == "group_norm"]
+    gn = norms[0] if norms else None
+    spec = Spec(input_size=chain.input_size, hidden_size=chain.hidden_size,
+                num_groups=gn.param("num_groups") if gn else 1, eps=gn.param("eps") if gn else Spec.eps,
+                stages=chain.stages, bias=chain.bias, interface=model_interface(path, chain), **extra)
+    return spec, chain
+
+
+def model_interface(path, chain) -> ModelInterface:
+    """The model's constructor as ModelNew's, with a first statement that checks it gets the traced arguments."""
+    path = pathlib.Path(path)
+    module = load_model_file(path)
+    init = module.Model.__init__
+    where = f"{path}: Model.__init__"
+    try:
+        source = textwrap.dedent(inspect.getsource(init))
+    except (OSError, TypeError) as e:
+        raise ModelError(f"{where}: its source cannot be read ({e}); ModelNew copies the constructor") from None
+    fn = ast.parse(source).body[0]
+    if not isinstance(fn, ast.FunctionDef):
+        raise ModelError(f"{where} is not a plain function definition")
+    signature = inspect.signature(init)
+    names = list(signature.parameters)[1:]
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values()):
+        raise ModelError(f"{where} takes *args or **kwargs; fusegen keeps constructors with named parameters only")
+    bound = signature.bind(None, *module.get_init_inputs())
+    bound.apply_defaults()
+    init_args = []
+    for name in names:
+        value = bound.arguments[name]
+        if not _is_literal(value):
+            raise ModelError(f"{where}: argument {name} = {value!r} from get_init_inputs() is not a plain constant "
+                             "(int, float, bool, str, None or a tuple of them); the generated module compares it")
+        init_args.append((name, repr(value)))
+    closure = inspect.getclosurevars(init)
+    if closure.nonlocals:
+        raise ModelError(f"{where} reads enclosing variables {sorted(closure.nonlocals)}; it must be self-contained")
+    imports = []
+    for name, value in sorted(closure.globals.items()):
+        if name == "Model":
+            continue  # super(Model, self): renamed below
+        target = _IMPORTABLE.get(id(value))
+        if target is None:
+            raise ModelError(f"{where} uses the module-level name {name!r}; the generated module is self-contained "
+                             "(its constructor may use torch, torch.nn, torch.nn.functional and math only)")
+        if (name, target) not in (("torch", "torch"), ("nn", "torch.nn")):  # the generated file imports these
+            imports.append(f"import {target} as {name}" if name != target else f"import {target}")
+    # the check goes first in the body (after a docstring), indented as the body is
+    body = fn.body
+    first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(
+        getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str) else body[0]
+    lines = source.splitlines()
+    indent = " " * first.col_offset
+    check = indent + "_check_init({" + ", ".join(f"{n!r}: {n}" for n in names) + "})"
+    lines.insert(first.lineno - 1, check)
+    text = re.sub(r"super\(\s*Model\s*,", "super(ModelNew,", "\n".join(lines))
+    return ModelInterface(init_source=text, init_args=tuple(init_args), imports=tuple(imports), weight=chain.weight,
+                          bias=chain.bias_name, weight_in_out=chain.weight_in_out, source=path.name)
+
+
+def _is_literal(value) -> bool:
+    try:
+        return ast.literal_eval(repr(value)) == value and not isinstance(value, (dict, set, list))
+    except (ValueError, SyntaxError):
+        return False
