@@ -2,13 +2,12 @@
 torch.fx, and match the graph `linear -> stage -> stage -> ...`; refuse anything outside that family, naming the
 op, the file and line, and what is supported.
 
-Today the renderer generates one chain, the headline family (GroupNorm -> LeakyReLU -> x + x); every stage below
-is recognized so that other chains are refused for what they are rather than misread.
+The chain records what the planner needs and nothing it would have to guess: every stage's constants, the qualified
+names of the parameters it reads (the generated module keeps them), and for residuals which earlier value they add.
 """
 import dataclasses
 import importlib.util
 import inspect
-import itertools
 import operator
 import pathlib
 
@@ -21,23 +20,29 @@ from .spec import Spec, Stage
 
 # stage kind -> how it appears (for messages and the README table)
 STAGES = {
-    "group_norm": "nn.GroupNorm, F.group_norm",
+    "group_norm": "nn.GroupNorm, F.group_norm (at most one, over the Linear's out features)",
     "leaky_relu": "nn.LeakyReLU, F.leaky_relu",
-    "relu": "nn.ReLU, F.relu, torch.relu",
-    "gelu": "nn.GELU, F.gelu",
-    "silu": "nn.SiLU, F.silu",
-    "sigmoid": "nn.Sigmoid, torch.sigmoid",
-    "tanh": "nn.Tanh, torch.tanh",
-    "add_self": "x + x",
-    "scalar": "x * c, x / c, x + c, x - c (a constant)",
+    "relu": "nn.ReLU, F.relu, torch.relu, x.relu()",
+    "gelu": "nn.GELU, F.gelu (approximate 'none' or 'tanh')",
+    "silu": "nn.SiLU, F.silu, x * torch.sigmoid(x)",
+    "sigmoid": "nn.Sigmoid, torch.sigmoid, F.sigmoid, x.sigmoid()",
+    "tanh": "nn.Tanh, torch.tanh, x.tanh()",
+    "mish": "nn.Mish, F.mish",
+    "hardtanh": "nn.Hardtanh, nn.ReLU6, F.hardtanh, F.relu6",
+    "clamp": "torch.clamp, torch.clip, x.clamp(), x.clamp_min(), x.clamp_max() (constant bounds)",
+    "add_self": "x + x, torch.add(x, x), x.add(x)",
+    "scalar": "x * c, x / c, x + c, x - c, c - x, -x, torch.mul/div/add/sub, x.mul()/div()/add()/sub() (a constant c)",
+    "channel": "x * p, x / p, x + p, x - p (p an nn.Parameter of shape (hidden,) or (1, hidden))",
+    "residual": "x + y (y an earlier value of the chain, e.g. the Linear's output)",
 }
-GENERATED = ("group_norm", "leaky_relu", "add_self")  # the chain the renderer emits today
+GENERATED = ("group_norm", "leaky_relu", "add_self")  # the chain to_spec accepts today
 # why an op is outside the family, by a piece of its lower-cased name without underscores (first match wins)
 REFUSED_WHY = {
     "softmax": "a reduction over the hidden dimension", "logsumexp": "a reduction over the hidden dimension",
+    "einsum": "a second GEMM",
     "mean": "a reduction", "sum": "a reduction", "max": "a reduction", "min": "a reduction",
     "batchnorm": "BatchNorm: statistics over the batch", "linear": "a second GEMM", "matmul": "a second GEMM",
-    "bmm": "a second GEMM", "dropout": "dropout in training",
+    "mm": "a second GEMM", "dropout": "dropout in training",
 }
 
 
@@ -52,6 +57,13 @@ class Chain:
     bias: bool
     stages: tuple  # of Stage
     source: str  # the model file
+    weight: str  # qualified name of the GEMM's weight parameter ("fc.weight", "w")
+    bias_name: str | None  # qualified name of the Linear's bias parameter, None without one
+    weight_in_out: bool  # True: weight stored (in, out) as for x @ w; False: (out, in) as for nn.Linear
+
+    def __post_init__(self):
+        if self.bias != (self.bias_name is not None):
+            raise ValueError(f"bias={self.bias} contradicts bias_name={self.bias_name!r}")
 
     def describe(self) -> str:
         return " -> ".join(["linear"] + [s.kind for s in self.stages])
@@ -95,64 +107,343 @@ def _refuse(node, modules, path, why=None):
     key = name.lower().replace("_", "")
     reason = why or next((v for k, v in REFUSED_WHY.items() if k in key), "not a supported stage")
     raise ModelError(f"{_where(node, path)}: {name} ({reason}) is outside what fusegen generates: a Linear followed "
-                     f"by a chain of element-wise stages and GroupNorm ({'; '.join(STAGES.values())})")
+                     f"by a chain of element-wise stages and at most one GroupNorm ({'; '.join(STAGES.values())})")
 
 
 def _constant(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _stage(node, x, modules, path, training):
-    """The Stage node applies to its data input x, or None when node is not a stage."""
-    m = modules.get(node.target) if node.op == "call_module" else None
-    args = node.args
-    if m is not None:
+def _arg(node, i, name, default=None):
+    """Argument i (counting the tensor input as 0, for methods too) or keyword `name` of a call."""
+    return node.args[i] if len(node.args) > i else node.kwargs.get(name, default)
+
+
+def _nodes_in(node):
+    found = []
+    torch.fx.node.map_arg((node.args, node.kwargs), found.append)
+    return found
+
+
+# Spellings. In-place forms (x.relu_(), nn.ReLU(inplace=True)) are read as the same stage; the reader then lets
+# the overwritten value stand for the new one, which is what later uses of it see.
+_RELU = {F.relu, torch.relu, torch.relu_}
+_SIGMOID = {torch.sigmoid, F.sigmoid, torch.sigmoid_, torch.special.expit}
+_TANH = {torch.tanh, F.tanh, torch.tanh_}
+_CLAMP = {torch.clamp, torch.clip, torch.clamp_, torch.clip_}
+_CLAMP_ONE = {torch.clamp_min: "min", torch.clamp_max: "max", torch.clamp_min_: "min", torch.clamp_max_: "max"}
+_BINARY = {operator.add: "add", torch.add: "add", operator.sub: "sub", torch.sub: "sub", torch.subtract: "sub",
+           operator.mul: "mul", torch.mul: "mul", torch.multiply: "mul", operator.truediv: "div", torch.div: "div",
+           torch.divide: "div", torch.true_divide: "div", torch.rsub: "rsub"}
+_BINARY_METHODS = {"add": "add", "sub": "sub", "subtract": "sub", "mul": "mul", "multiply": "mul", "div": "div",
+                   "divide": "div", "true_divide": "div"}
+_NEG = {operator.neg, torch.neg, torch.negative}
+_GEMMS = {operator.matmul, torch.matmul, torch.mm}
+
+
+def _method(node):
+    """The method's name without the in-place underscore, or None for other nodes."""
+    if node.op != "call_method":
+        return None
+    name = node.target
+    return name[:-1] if name.endswith("_") and not name.endswith("__") else name
+
+
+def _binary_op(node):
+    """add, sub, mul, div or rsub for a binary arithmetic node, else None."""
+    if node.op == "call_function":
+        return _BINARY.get(node.target)
+    return _BINARY_METHODS.get(_method(node))
+
+
+def _in_place(node, modules):
+    if node.op == "call_module":
+        return bool(getattr(modules[node.target], "inplace", False))
+    name = getattr(node.target, "__name__", node.target) if node.op == "call_function" else node.target
+    if node.op == "call_method" or node.target in (_RELU | _SIGMOID | _TANH | _CLAMP | set(_CLAMP_ONE)):
+        return isinstance(name, str) and name.endswith("_") and not name.endswith("__")
+    # F.relu(x, True), F.leaky_relu(x, 0.2, True), F.hardtanh(x, a, b, True): inplace is the last positional
+    return bool(node.kwargs.get("inplace", False)) or (
+        node.target in (F.relu, F.silu, F.mish, F.relu6) and len(node.args) > 1 and node.args[1] is True) or (
+        node.target is F.leaky_relu and len(node.args) > 2 and node.args[2] is True) or (
+        node.target is F.hardtanh and len(node.args) > 3 and node.args[3] is True)
+
+
+class _Reader:
+    """Walks the traced graph after the Linear, one node at a time, keeping which chain value each node holds."""
+
+    def __init__(self, model, modules, path, training, hidden, linear_node):
+        self.params = dict(model.named_parameters())
+        self.buffers = dict(model.named_buffers())
+        self.modules, self.path, self.training, self.hidden = modules, path, training, hidden
+        self.stages = []
+        self.producers = [linear_node]  # chain value k (0: the Linear's output) -> the node that made it
+        self.value = {linear_node: 0}  # node -> the chain value it holds (aliases: identities, in-place ops)
+
+    def refuse(self, node, why=None):
+        _refuse(node, self.modules, self.path, why)
+
+    @property
+    def current(self):
+        return len(self.stages)
+
+    def read(self, node):
+        data = [a for a in _nodes_in(node) if a.op != "get_attr"]
+        if not data:
+            self.refuse(node, "an op on parameters or constants alone: fusegen reads parameters only as direct "
+                              "operands of a stage")
+        for a in data:
+            if a not in self.value:
+                what = "the layer's input" if a.op == "placeholder" else a.name
+                if _binary_op(node) == "add":
+                    self.refuse(node, f"a residual of {what}, which is not an earlier value of the chain")
+                self.refuse(node, f"{what} is a second input, not a value of the chain from the Linear")
+        if all(self.value[a] != self.current for a in data):
+            self.refuse(node, f"a branch: it reads {data[0].name}, an earlier value, not the last stage's result")
+        stage = self.classify(node)
+        if stage == "identity":
+            self.value[node] = self.current
+            return
+        if stage == "silu":  # x * sigmoid(x): the sigmoid stage read just before becomes SiLU
+            self.value.pop(self.producers.pop())
+            self.stages[-1] = Stage("silu", where=_where(node, self.path))
+            self.producers.append(node)
+            self.value[node] = self.current
+            return
+        before = self.current
+        self.stages.append(dataclasses.replace(stage, where=_where(node, self.path)))
+        self.producers.append(node)
+        self.value[node] = self.current
+        if _in_place(node, self.modules):
+            for n, v in self.value.items():
+                if v == before:
+                    self.value[n] = self.current
+
+    # -- what one node is ------------------------------------------------------------------------------------
+    def classify(self, node):
+        if node.op == "call_module":
+            return self.module_stage(node)
+        if _binary_op(node):
+            return self.binary(node)
+        if node.op == "call_function" and node.target in _NEG or _method(node) in ("neg", "negative"):
+            self.unary_input(node)
+            return Stage("scalar", (("op", "mul"), ("value", -1.0)))
+        return self.function_stage(node)
+
+    def unary_input(self, node):
+        """Check that node applies to the current value, other tensor operands being parameters at most."""
+        if not isinstance(node.args[0] if node.args else None, torch.fx.Node) \
+                or self.value.get(node.args[0]) != self.current:
+            self.refuse(node, "a stage must take the last stage's result as its input")
+        if any(self.value.get(a) is not None for a in _nodes_in(node)[1:]):
+            self.refuse(node, "a tensor operand where a constant is expected")
+
+    def number(self, node, value, what):
+        if not _constant(value):
+            self.refuse(node, f"{what} must be a constant number, got {value!r}")
+        return float(value)
+
+    def module_stage(self, node):
+        m = self.modules[node.target]
+        if len(node.args) != 1 or node.kwargs:
+            self.refuse(node, "a module stage takes the chain value alone")
+        self.unary_input(node)
         if isinstance(m, nn.GroupNorm):
-            return Stage("group_norm", (("num_groups", m.num_groups), ("eps", m.eps), ("affine", m.affine)))
+            if m.num_channels != self.hidden:
+                self.refuse(node, f"a GroupNorm over {m.num_channels} channels after a Linear with {self.hidden} "
+                                  "out features: it must normalize the Linear's out features")
+            named = (f"{node.target}.weight", f"{node.target}.bias") if m.affine else (None, None)
+            return self.group_norm(node, m.num_groups, m.eps, *named)
         if isinstance(m, nn.LeakyReLU):
-            return Stage("leaky_relu", (("negative_slope", m.negative_slope),))
-        simple = {nn.ReLU: "relu", nn.SiLU: "silu", nn.Sigmoid: "sigmoid", nn.Tanh: "tanh"}
+            return Stage("leaky_relu", (("negative_slope", float(m.negative_slope)),))
+        if isinstance(m, nn.Hardtanh):  # nn.ReLU6 is one too
+            return Stage("hardtanh", (("min_val", float(m.min_val)), ("max_val", float(m.max_val))))
+        if isinstance(m, nn.GELU):
+            return self.gelu(node, m.approximate)
+        simple = {nn.ReLU: "relu", nn.SiLU: "silu", nn.Sigmoid: "sigmoid", nn.Tanh: "tanh", nn.Mish: "mish"}
         for cls, kind in simple.items():
             if isinstance(m, cls):
                 return Stage(kind)
-        if isinstance(m, nn.GELU):
-            return Stage("gelu", (("approximate", m.approximate),))
-        if isinstance(m, nn.Dropout) and (m.p == 0 or not training):
+        if isinstance(m, nn.Identity):
             return "identity"
-        return None
-    if node.op == "call_function":
-        fn = node.target
-        if fn in (F.relu, torch.relu):
+        if isinstance(m, nn.modules.dropout._DropoutNd) and (m.p == 0 or not self.training):
+            return "identity"
+        self.refuse(node)
+
+    def function_stage(self, node):
+        fn = node.target if node.op == "call_function" else None
+        method = _method(node)
+        if fn in _RELU or method == "relu":
+            self.unary_input(node)
             return Stage("relu")
-        if fn in (torch.sigmoid, F.sigmoid):
+        if fn in _SIGMOID or method == "sigmoid":
+            self.unary_input(node)
             return Stage("sigmoid")
-        if fn in (torch.tanh, F.tanh):
+        if fn in _TANH or method == "tanh":
+            self.unary_input(node)
             return Stage("tanh")
         if fn is F.silu:
+            self.unary_input(node)
             return Stage("silu")
+        if fn is F.mish:
+            self.unary_input(node)
+            return Stage("mish")
         if fn is F.gelu:
-            return Stage("gelu", (("approximate", node.kwargs.get("approximate", "none")),))
-        if fn is F.group_norm:
-            eps = args[4] if len(args) > 4 else node.kwargs.get("eps", 1e-5)
-            weight = args[2] if len(args) > 2 else node.kwargs.get("weight")
-            return Stage("group_norm", (("num_groups", args[1]), ("eps", eps), ("affine", weight is not None)))
-        if fn is F.dropout:
-            p = args[1] if len(args) > 1 else node.kwargs.get("p", 0.5)
-            training_flag = args[2] if len(args) > 2 else node.kwargs.get("training", True)
-            return "identity" if p == 0 or not training_flag else None
+            self.unary_input(node)
+            return self.gelu(node, _arg(node, 1, "approximate", "none"))
         if fn is F.leaky_relu:
-            slope = args[1] if len(args) > 1 else node.kwargs.get("negative_slope", 0.01)
+            self.unary_input(node)
+            slope = self.number(node, _arg(node, 1, "negative_slope", 0.01), "negative_slope")
             return Stage("leaky_relu", (("negative_slope", slope),))
-        if fn in (operator.add, torch.add) and len(args) == 2 and args[0] is x and args[1] is x:
-            return Stage("add_self")
-        ops = {operator.mul: "mul", operator.truediv: "div", operator.add: "add", operator.sub: "sub",
-               torch.mul: "mul", torch.div: "div", torch.add: "add", torch.sub: "sub"}
-        if fn in ops and len(args) == 2 and args[0] is x and _constant(args[1]):
-            return Stage("scalar", (("op", ops[fn]), ("value", float(args[1]))))
-        if fn in (operator.mul, operator.add, torch.mul, torch.add) and len(args) == 2 and args[1] is x \
-                and _constant(args[0]):
-            return Stage("scalar", (("op", ops[fn]), ("value", float(args[0]))))
-    return None
+        if fn is F.hardtanh or fn is F.relu6:
+            self.unary_input(node)
+            lo, hi = (0.0, 6.0) if fn is F.relu6 else (_arg(node, 1, "min_val", -1.0), _arg(node, 2, "max_val", 1.0))
+            return Stage("hardtanh", (("min_val", self.number(node, lo, "min_val")),
+                                      ("max_val", self.number(node, hi, "max_val"))))
+        if fn in _CLAMP or fn in _CLAMP_ONE or method in ("clamp", "clip", "clamp_min", "clamp_max"):
+            self.unary_input(node)
+            one = _CLAMP_ONE.get(fn) or {"clamp_min": "min", "clamp_max": "max"}.get(method)
+            if one:
+                bounds = {"min": None, "max": None, one: _arg(node, 1, one)}
+            else:
+                bounds = {"min": _arg(node, 1, "min"), "max": _arg(node, 2, "max")}
+            if bounds["min"] is None and bounds["max"] is None:
+                self.refuse(node, "a clamp without bounds")
+            return Stage("clamp", tuple((k, None if v is None else self.number(node, v, f"clamp's {k}"))
+                                        for k, v in bounds.items()))
+        if fn in (F.group_norm, torch.group_norm):
+            self.unary_input(node)
+            weight, bias = (self.norm_param(node, _arg(node, i, name)) for i, name in ((2, "weight"), (3, "bias")))
+            return self.group_norm(node, _arg(node, 1, "num_groups"), _arg(node, 4, "eps", 1e-5), weight, bias)
+        if fn is F.dropout:
+            self.unary_input(node)
+            p, training = _arg(node, 1, "p", 0.5), _arg(node, 2, "training", True)
+            return "identity" if p == 0 or not training else self.refuse(node)
+        self.refuse(node)
+
+    def gelu(self, node, approximate):
+        if approximate not in ("none", "tanh"):
+            self.refuse(node, f"GELU with approximate={approximate!r}: 'none' or 'tanh' are supported")
+        return Stage("gelu", (("approximate", approximate),))
+
+    def group_norm(self, node, num_groups, eps, weight, bias):
+        if any(s.kind == "group_norm" for s in self.stages):
+            self.refuse(node, "a second GroupNorm: the layer normalizes once")
+        if isinstance(num_groups, bool) or not isinstance(num_groups, int) or num_groups <= 0 \
+                or self.hidden % num_groups:
+            self.refuse(node, f"num_groups={num_groups!r} must be a positive int dividing the {self.hidden} "
+                              "channels")
+        return Stage("group_norm", (("num_groups", num_groups), ("eps", self.number(node, eps, "eps")),
+                                    ("affine", weight is not None or bias is not None), ("weight", weight),
+                                    ("bias", bias)))
+
+    def parameter(self, node, arg):
+        """Qualified name and shape of the nn.Parameter that arg reads, or a refusal naming what it is."""
+        name = arg.target if isinstance(arg, torch.fx.Node) and arg.op == "get_attr" else None
+        if name not in self.params:
+            what = f"buffer {name}" if name in self.buffers else f"tensor constant {name}" if name else repr(arg)
+            self.refuse(node, f"an operand {what} that is not an nn.Parameter of the Model")
+        return name, tuple(self.params[name].shape)
+
+    def norm_param(self, node, arg):
+        if arg is None:
+            return None
+        name, shape = self.parameter(node, arg)
+        if shape != (self.hidden,):
+            self.refuse(node, f"GroupNorm parameter {name} of shape {shape}: expected ({self.hidden},)")
+        return name
+
+    def binary(self, node):
+        op = _binary_op(node)
+        a = _arg(node, 0, "input")
+        b = _arg(node, 1, "other")
+        if node.kwargs.get("alpha", 1) != 1 or node.kwargs.get("rounding_mode") is not None:
+            self.refuse(node, "alpha or rounding_mode: plain add, sub, mul and div are supported")
+        if op == "rsub":  # torch.rsub(x, c) is c - x
+            op, a, b = "sub", b, a
+        cur = self.current
+        is_x = [isinstance(v, torch.fx.Node) and self.value.get(v) == cur for v in (a, b)]
+        if all(is_x):
+            if op == "add":
+                return Stage("add_self")
+            self.refuse(node, f"x {op} x: of two copies of a value only x + x is supported")
+        if not any(is_x):
+            self.refuse(node, "a stage must take the last stage's result as an operand")
+        x_first = is_x[0]
+        other = b if x_first else a
+        if _constant(other):
+            if op == "div" and not x_first:
+                self.refuse(node, "c / x (a reciprocal): x / c is supported")
+            if op == "sub" and not x_first:
+                op = "rsub"
+            return Stage("scalar", (("op", op), ("value", float(other))))
+        if isinstance(other, torch.fx.Node) and other.op == "get_attr":
+            name, shape = self.parameter(node, other)
+            if shape not in ((self.hidden,), (1, self.hidden)):
+                self.refuse(node, f"a parameter operand {name} of shape {shape}: a per-channel parameter has "
+                                  f"shape ({self.hidden},) or (1, {self.hidden})")
+            if not x_first and op in ("sub", "div"):
+                self.refuse(node, f"p {'-' if op == 'sub' else '/'} x for a parameter p: x - p and x / p are "
+                                  "supported")
+            return Stage("channel", (("op", op), ("param", name)))
+        if isinstance(other, torch.fx.Node) and other in self.value:
+            src = self.value[other]
+            if op == "add":
+                return Stage("residual", (("src", src),))
+            # x * sigmoid(x): the current value is that sigmoid node itself, used nowhere else, of the value before
+            sig = self.producers[cur]
+            if op == "mul" and self.stages and self.stages[-1].kind == "sigmoid" and src == cur - 1 \
+                    and (a if x_first else b) is sig and list(sig.users) == [node]:
+                return "silu"
+            self.refuse(node, f"a {op} of two chain values: x + y (a residual) and x * sigmoid(x) are supported")
+        self.refuse(node, f"an operand {other!r} that is neither a constant, a per-channel parameter nor an "
+                          "earlier chain value")
+
+
+def _gemm_weight(arg, params):
+    """(qualified name, transposed, the transpose node or None) for a GEMM operand `p`, `p.t()` or `p.T`."""
+    view = None
+    if isinstance(arg, torch.fx.Node) and len(arg.users) == 1 and (
+            (arg.op == "call_method" and arg.target == "t") or (arg.op == "call_function" and arg.target is torch.t)
+            or (arg.op == "call_function" and arg.target is getattr and arg.args[1:] == ("T",))):
+        view, arg = arg, arg.args[0]
+    if isinstance(arg, torch.fx.Node) and arg.op == "get_attr" and arg.target in params:
+        return arg.target, view is not None, view
+    return None, False, None
+
+
+def _linear(node, inp, model, modules, path):
+    """(input_size, hidden_size, weight, bias_name, weight_in_out, nodes it consumes) of the layer's GEMM."""
+    params = dict(model.named_parameters())
+    if node.op == "call_module" and isinstance(modules[node.target], nn.Linear) and node.args[:1] == (inp,):
+        lin = modules[node.target]
+        bias = f"{node.target}.bias" if lin.bias is not None else None
+        return lin.in_features, lin.out_features, f"{node.target}.weight", bias, False, ()
+    if node.op == "call_function" and node.target is F.linear and _arg(node, 0, "input") is inp:
+        weight, transposed, view = _gemm_weight(_arg(node, 1, "weight"), params)
+        bias_arg = _arg(node, 2, "bias")
+        if weight is None or params[weight].dim() != 2:
+            _refuse(node, modules, path, "F.linear's weight must be a 2-D nn.Parameter of the Model")
+        shape = params[weight].shape
+        inputs, hidden = (shape[0], shape[1]) if transposed else (shape[1], shape[0])
+        bias = None
+        if bias_arg is not None:
+            bias, _, bias_view = _gemm_weight(bias_arg, params)
+            if bias is None or bias_view is not None or tuple(params[bias].shape) != (hidden,):
+                _refuse(node, modules, path, f"F.linear's bias must be an nn.Parameter of shape ({hidden},)")
+        return inputs, hidden, weight, bias, transposed, (view,) if view else ()
+    gemm = (node.op == "call_function" and node.target in _GEMMS) or \
+        (node.op == "call_method" and node.target in ("matmul", "mm", "__matmul__"))
+    if gemm and node.args[:1] == (inp,) and len(node.args) == 2:
+        weight, transposed, view = _gemm_weight(node.args[1], params)
+        if weight is None or params[weight].dim() != 2:
+            _refuse(node, modules, path, "the GEMM's second operand must be a 2-D nn.Parameter of the Model "
+                                         "(or its .t() / .T)")
+        shape = params[weight].shape
+        inputs, hidden = (shape[1], shape[0]) if transposed else (shape[0], shape[1])
+        return inputs, hidden, weight, None, not transposed, (view,) if view else ()
+    _refuse(node, modules, path, "the layer must start with a Linear of its input (nn.Linear, F.linear, "
+                                 "x @ w, torch.matmul, torch.mm)")
 
 
 def trace_chain(path, training=True) -> Chain:
@@ -172,27 +463,21 @@ def trace_chain(path, training=True) -> Chain:
         raise ModelError(f"{path}: Model.forward takes {len(inputs)} inputs; fusegen generates one-input layers")
     if not nodes:
         raise ModelError(f"{path}: Model.forward computes nothing")
-    first = nodes[0]
-    lin = modules.get(first.target) if first.op == "call_module" else None
-    if not isinstance(lin, nn.Linear) or first.args[0] is not inputs[0]:
-        _refuse(first, modules, path, "the layer must start with a Linear of its input")
-    x, stages = first, []
-    for node in nodes[1:]:
-        # data inputs: nodes other than the module's own parameters (get_attr)
-        data = [a for a in itertools.chain(node.args, node.kwargs.values())
-                if isinstance(a, torch.fx.Node) and a.op != "get_attr"]
-        if x not in data or any(a is not x for a in data):
-            _refuse(node, modules, path, "a second input or a branch: stages form one chain from the Linear")
-        stage = _stage(node, x, modules, path, training)
-        if stage is None:
-            _refuse(node, modules, path)
-        if stage != "identity":
-            stages.append(dataclasses.replace(stage, where=_where(node, path)))
-        x = node
+    first = next((n for n in nodes if inputs[0] in _nodes_in(n)), nodes[0])
+    input_size, hidden, weight, bias, in_out, consumed = _linear(first, inputs[0], model, modules, path)
+    before = nodes[:nodes.index(first)]
+    for node in before:
+        if node not in consumed:
+            _refuse(node, modules, path, "the layer must start with a Linear of its input")
+    reader = _Reader(model, modules, path, training, hidden, first)
+    for node in nodes[nodes.index(first) + 1:]:
+        reader.read(node)
     out = next(n for n in graph.nodes if n.op == "output")
-    if out.args[0] is not x:
+    if not isinstance(out.args[0], torch.fx.Node) or reader.value.get(out.args[0]) != reader.current:
         raise ModelError(f"{path}: Model.forward must return the last stage's result")
-    return Chain(lin.in_features, lin.out_features, lin.bias is not None, tuple(stages), str(path))
+    return Chain(input_size=int(input_size), hidden_size=int(hidden), bias=bias is not None,
+                 stages=tuple(reader.stages), source=str(path), weight=weight, bias_name=bias,
+                 weight_in_out=in_out)
 
 
 def to_spec(chain: Chain, model_file_module=None, precision=None) -> Spec:

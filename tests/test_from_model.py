@@ -50,22 +50,28 @@ def test_from_model_cli_renders_what_render_renders(tmp_path):
     assert all(torch.equal(u, v) for u, v in zip(ref.state_dict().values(), new.state_dict().values()))
 
 
-@pytest.mark.parametrize("name,words", [
-    ("refuse_softmax.py", "softmax (a reduction over the hidden dimension)"),
-    ("refuse_batchnorm.py", "BatchNorm1d (BatchNorm: statistics over the batch)"),
-    ("refuse_two_gemms.py", "Linear (a second GEMM)"),
-    ("refuse_dropout.py", "Dropout (dropout in training)"),
-    ("refuse_mean.py", "mean (a reduction)"),
+@pytest.mark.parametrize("name,words,line_text", [
+    ("refuse_softmax.py", "softmax (a reduction over the hidden dimension)", "torch.softmax(x"),
+    ("refuse_batchnorm.py", "BatchNorm1d (BatchNorm: statistics over the batch)", "self.bn("),
+    ("refuse_two_gemms.py", "Linear (a second GEMM)", "self.fc2("),
+    ("refuse_dropout.py", "Dropout (dropout in training)", "self.drop("),
+    ("refuse_mean.py", "mean (a reduction)", "x.mean("),
+    ("refuse_second_groupnorm.py", "GroupNorm (a second GroupNorm", "self.gn2(x)"),
+    ("refuse_column_param.py", "mul (a parameter operand scale of shape (16, 1): a per-channel parameter has shape "
+                               "(16,) or (1, 16))", "x * self.scale"),
 ])
-def test_refusals_name_the_op_file_and_line(name, words):
+def test_refusals_name_the_op_file_and_line(name, words, line_text):
     with pytest.raises(ModelError) as e:
         trace_chain(MODELS / name)
     message = str(e.value)
     assert words in message, message
-    assert re.match(rf"{re.escape(str(MODELS / name))}:\d+: ", message), message  # file:line first
+    match = re.match(rf"{re.escape(str(MODELS / name))}:(\d+): ", message)  # file:line first
+    assert match, message
+    assert line_text in _line(MODELS / name, int(match.group(1)))
     assert "outside what fusegen generates" in message and "nn.GroupNorm" in message  # and what is supported
 
 
+@pytest.mark.skip(reason="stage library: rewritten with the renderer")
 def test_recognized_but_not_generated_chains_are_refused_whole(tmp_path):
     chain = trace_chain(MODELS / "relu_scale.py")
     assert chain.describe() == "linear -> relu -> scalar"
@@ -104,70 +110,362 @@ def test_from_model_on_the_reference_file_reproduces_the_committed_module(tmp_pa
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Random chains: any order and spelling of the recognized stages traces back to the same kinds and constants
+# The stage library: every stage_*.py model file traces to its chain, each stage pointing at its own line
 # --------------------------------------------------------------------------------------------------------------
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
-
-HIDDEN, GROUPS = 48, 6
-
-
-def _spellings(i, kind, value):
-    """(constructor line or None, forward expression of `x`, expected params) for stage i."""
-    m = f"self.s{i}"
-    if kind == "group_norm":
-        eps = value
-        return ([f"{m} = nn.GroupNorm({GROUPS}, {HIDDEN}, eps={eps!r})"], [f"{m}(x)"],
-                {"num_groups": GROUPS, "eps": eps, "affine": True})
-    if kind == "leaky_relu":
-        return ([f"{m} = nn.LeakyReLU({value!r})"], [f"{m}(x)", f"F.leaky_relu(x, {value!r})"],
-                {"negative_slope": value})
-    if kind == "gelu":
-        return ([f"{m} = nn.GELU(approximate={value!r})"], [f"{m}(x)", f"F.gelu(x, approximate={value!r})"],
-                {"approximate": value})
-    if kind == "scalar":
-        op, c = value
-        forms = {"mul": [f"x * {c!r}", f"{c!r} * x"], "div": [f"x / {c!r}"], "add": [f"x + {c!r}", f"{c!r} + x"],
-                 "sub": [f"x - {c!r}"]}[op]
-        return [], forms, {"op": op, "value": float(c)}
-    if kind == "add_self":
-        return [], ["x + x"], {}
-    mod = {"relu": "ReLU", "silu": "SiLU", "sigmoid": "Sigmoid", "tanh": "Tanh"}[kind]
-    fns = {"relu": ["F.relu(x)", "torch.relu(x)"], "silu": ["F.silu(x)"], "sigmoid": ["torch.sigmoid(x)"],
-           "tanh": ["torch.tanh(x)"]}[kind]
-    return [f"{m} = nn.{mod}()"], [f"{m}(x)"] + fns, {}
+def _line(path, number):
+    return pathlib.Path(path).read_text().splitlines()[number - 1]
 
 
-_constants = st.floats(0.25, 4.0, allow_nan=False).map(lambda v: round(v, 3))
-_stage = st.one_of(
-    st.tuples(st.just("group_norm"), st.sampled_from([1e-5, 1e-3])),
-    st.tuples(st.just("leaky_relu"), st.sampled_from([0.01, 0.2, -0.5])),
-    st.tuples(st.just("gelu"), st.sampled_from(["none", "tanh"])),
-    st.tuples(st.just("scalar"), st.tuples(st.sampled_from(["mul", "div", "add", "sub"]), _constants)),
-    st.tuples(st.sampled_from(["add_self", "relu", "silu", "sigmoid", "tanh"]), st.none()),
-)
+def _gn(groups, weight="gn.weight", bias="gn.bias", eps=1e-5):
+    return (("num_groups", groups), ("eps", eps), ("affine", weight is not None or bias is not None),
+            ("weight", weight), ("bias", bias))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(stages=st.lists(_stage, min_size=1, max_size=6), data=st.data())
-def test_random_chains_trace_back_to_their_stages(stages, data, tmp_path):
-    init, body, expected = [], [], []
-    for i, (kind, value) in enumerate(stages):
-        lines, forms, params = _spellings(i, kind, value)
-        init += lines
-        body.append(f"x = {data.draw(st.sampled_from(forms), label=f'stage {i}')}")
-        expected.append((kind, params))
+def _s(op, value):
+    return (("op", op), ("value", value))
+
+
+def _ch(op, param):
+    return (("op", op), ("param", param))
+
+
+def _clamp(lo, hi):
+    return (("min", lo), ("max", hi))
+
+
+# file -> ((input, hidden, weight, bias_name, weight_in_out), [(kind, params, text on the stage's line)])
+STAGE_FILES = {
+    "stage_relu_scale_tanh.py": ((37, 130, "fc.weight", "fc.bias", False), [
+        ("relu", (), "self.act(x)"), ("scalar", _s("mul", 2.0), "x * self.scale"),
+        ("tanh", (), "torch.tanh(x)"), ("scalar", _s("add", 0.5), "self.shift + x"),
+        ("clamp", _clamp(-0.5, 0.75), "torch.clamp(x, -0.5, 0.75)")]),
+    "stage_gn_no_affine_mish.py": ((64, 96, "fc.weight", "fc.bias", False), [
+        ("group_norm", _gn(32, None, None), "self.gn(x)"), ("mish", (), "self.mish(x)"),
+        ("scalar", _s("mul", 2.0), "x.mul(2.0)"), ("scalar", _s("div", 3.0), "x / 3.0"),
+        ("scalar", _s("add", 0.1), "x + 0.1")]),
+    "stage_bias_param_gn.py": ((100, 48, "fc.weight", None, False), [
+        ("channel", _ch("add", "bias"), "x + self.bias"), ("relu", (), "torch.relu(x)"),
+        ("group_norm", _gn(3, eps=1e-3), "self.gn(x)"),
+        ("leaky_relu", (("negative_slope", 0.1),), "F.leaky_relu(x, self.negative_slope)")]),
+    "stage_channel_scale.py": ((64, 130, "fc.weight", "fc.bias", False), [
+        ("channel", _ch("mul", "scale"), "x * self.scale"), ("sigmoid", (), "torch.sigmoid(x)"),
+        ("channel", _ch("div", "divisor"), "x / self.divisor"), ("channel", _ch("mul", "gain"), "self.gain * x"),
+        ("clamp", _clamp(0.1, None), "x.clamp_min(0.1)")]),
+    "stage_silu_residual.py": ((37, 48, "fc.weight", "fc.bias", False), [
+        ("silu", (), "h * torch.sigmoid(h)"), ("scalar", _s("mul", 0.5), "0.5 * y"),
+        ("residual", (("src", 0),), "y + h")]),
+    "stage_linear_params_residual.py": ((37, 96, "weight", "bias", False), [
+        ("gelu", (("approximate", "tanh"),), 'F.gelu(x, approximate="tanh")'), ("tanh", (), "torch.tanh(x)"),
+        ("scalar", _s("mul", 1.5), "x * 1.5"), ("residual", (("src", 1),), "h + x"),
+        ("group_norm", _gn(96), "self.gn(x)"),
+        ("clamp", _clamp(-0.5, 0.75), "torch.clamp(x, min=self.min_value, max=self.max_value)")]),
+    "stage_matmul_methods.py": ((64, 48, "w", None, True), [
+        ("clamp", _clamp(-0.5, None), "x.clamp(min=-0.5)"), ("relu", (), "x.relu()"),
+        ("add_self", (), "torch.add(x, x)"), ("tanh", (), "x.tanh()")]),
+    "stage_hardtanh_wide_group.py": ((100, 320, "fc.weight", "fc.bias", False), [
+        ("hardtanh", (("min_val", -0.5), ("max_val", 0.75)), "self.hardtanh(x)"),
+        ("group_norm", _gn(1), "self.gn(x)"), ("silu", (), "self.silu(x)")]),
+    "stage_functional_gn.py": ((37, 64, "fc.weight", "fc.bias", False), [
+        ("silu", (), "F.silu(x)"),
+        ("group_norm", _gn(4, "gn_w", "gn_b"), "F.group_norm(x, self.num_groups, self.gn_w, self.gn_b, self.eps)"),
+        ("relu", (), "F.relu(x)"), ("scalar", _s("sub", 0.25), "x - 0.25"), ("scalar", _s("rsub", 2.0), "2.0 - x")]),
+    "stage_sequential_gelu.py": ((48, 96, "layers.0.weight", "layers.0.bias", False), [
+        ("gelu", (("approximate", "none"),), "self.layers(x)"), ("sigmoid", (), "self.layers(x)"),
+        ("scalar", _s("div", 2.0), "x.div(2.0)"), ("channel", _ch("sub", "offset"), "x - self.offset")]),
+    "stage_torch_matmul_bias.py": ((100, 130, "w", None, True), [
+        ("channel", _ch("add", "b"), "self.b + x"), ("mish", (), "F.mish(x)"), ("tanh", (), "self.tanh(x)")]),
+    "stage_scalar_methods.py": ((64, 130, "fc.weight", "fc.bias", False), [
+        ("scalar", _s("mul", 2.0), "x.mul(2.0)"), ("scalar", _s("sub", 0.5), "x.sub(0.5)"),
+        ("clamp", _clamp(-0.5, 0.75), "x.clamp(-0.5, 0.75)"), ("add_self", (), "x.add(x)"),
+        ("scalar", _s("div", 1.5), "x.div(1.5)"), ("scalar", _s("add", 0.25), "x.add(0.25)"),
+        ("sigmoid", (), "x.sigmoid()")]),
+    "stage_torch_ops_mm.py": ((37, 48, "weight", None, False), [
+        ("channel", _ch("mul", "gain"), "torch.mul(x, self.gain)"),
+        ("leaky_relu", (("negative_slope", 0.2),), "F.leaky_relu(x, negative_slope=self.negative_slope)"),
+        ("scalar", _s("sub", 0.1), "torch.sub(x, 0.1)"), ("scalar", _s("add", 0.3), "torch.add(x, 0.3)"),
+        ("scalar", _s("mul", 3.0), "torch.mul(x, 3.0)"), ("scalar", _s("div", 2.0), "torch.div(x, 2.0)"),
+        ("hardtanh", (("min_val", -0.5), ("max_val", 0.75)), "F.hardtanh(x, -0.5, 0.75)"),
+        ("clamp", _clamp(None, 0.5), "torch.clip(x, max=0.5)")]),
+    "stage_gn_sigmoid_x_residual.py": ((37, 48, "fc.weight", "fc.bias", False), [
+        ("group_norm", _gn(16), "self.gn(x)"), ("silu", (), "torch.sigmoid(x) * x"),
+        ("scalar", _s("mul", 0.5), "x * 0.5"), ("residual", (("src", 1),), "x + h"),
+        ("clamp", _clamp(None, 1.0), "x.clamp_max(1.0)")]),
+    "stage_headline_variants.py": ((64, 96, "fc.weight", "fc.bias", False), [
+        ("group_norm", _gn(6), "self.gn(self.fc(x))"),
+        ("leaky_relu", (("negative_slope", 0.05),), "self.act(self.gn"), ("add_self", (), "x + x"),
+        ("channel", _ch("mul", "scale"), "x.mul(self.scale)"),
+        ("hardtanh", (("min_val", 0.0), ("max_val", 6.0)), "self.relu6(x)")]),
+    "stage_activations_misc.py": ((37, 130, "fc.weight", None, False), [
+        ("sigmoid", (), "F.sigmoid(h)"), ("silu", (), "x.mul(torch.sigmoid(x))"),
+        ("channel", _ch("sub", "shift"), "x - self.shift"), ("residual", (("src", 0),), "torch.add(h, x)"),
+        ("relu", (), "torch.relu(x)")]),
+}
+
+
+def test_every_stage_file_is_in_the_table_and_every_kind_is_covered():
+    assert sorted(p.name for p in MODELS.glob("stage_*.py")) == sorted(STAGE_FILES)
+    from fusegen.frontend import GENERATED, STAGES
+    covered = {kind for _, stages in STAGE_FILES.values() for kind, _, _ in stages}
+    assert covered == set(STAGES), set(STAGES) ^ covered
+    assert set(GENERATED) <= set(STAGES)
+
+
+@pytest.mark.parametrize("name", sorted(STAGE_FILES))
+def test_stage_files_trace_to_their_chains(name):
+    (input_size, hidden, weight, bias_name, in_out), expected = STAGE_FILES[name]
+    path = MODELS / name
+    chain = trace_chain(path)
+    assert chain.describe() == " -> ".join(["linear"] + [kind for kind, _, _ in expected])
+    assert [(s.kind, s.params) for s in chain.stages] == [(kind, params) for kind, params, _ in expected]
+    assert (chain.input_size, chain.hidden_size, chain.weight, chain.bias_name, chain.weight_in_out, chain.bias) \
+        == (input_size, hidden, weight, bias_name, in_out, bias_name is not None)
+    for stage, (_, _, text) in zip(chain.stages, expected):
+        file, line = stage.where.rsplit(":", 1)
+        assert file == str(path) and text in _line(path, int(line)), (stage, text)
+    # the names the chain records are the Model's parameters, of the shapes the planner will assume
+    import torch
+    module = import_file(path)
+    model = module.Model(*module.get_init_inputs())
+    params = dict(model.named_parameters())
+    assert params[weight].shape == ((input_size, hidden) if in_out else (hidden, input_size))
+    assert bias_name is None or params[bias_name].shape == (hidden,)
+    for stage in chain.stages:
+        for key in ("param", "weight", "bias"):
+            if stage.param(key) is not None and stage.kind in ("channel", "group_norm"):
+                assert params[stage.param(key)].numel() == hidden
+    # and the file is a runnable benchmark-style model of small, O(1) outputs
+    (x,) = module.get_inputs()
+    y = model(x)
+    assert x.shape[1] == input_size and y.shape == (x.shape[0], hidden) and 3 <= x.shape[0] <= 64
+    assert torch.isfinite(y).all() and y.abs().max() < 10 and y.std() > 0
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Refusals and in-place spellings, on small files written here
+# --------------------------------------------------------------------------------------------------------------
+def _model_file(tmp_path, init, body, hidden=48, name="m"):
+    """A model file with `self.fc = nn.Linear(32, hidden)` plus init lines, forward(x) = body lines."""
     src = "\n".join([
         "import torch", "import torch.nn as nn", "import torch.nn.functional as F", "",
         "class Model(nn.Module):", "    def __init__(self, input_size, hidden_size):", "        super().__init__()",
         "        self.fc = nn.Linear(input_size, hidden_size)"] + [f"        {ln}" for ln in init] + [
-        "    def forward(self, x):", "        x = self.fc(x)"] + [f"        {ln}" for ln in body] + [
-        "        return x", "", "def get_inputs():", f"    return [torch.rand(4, 32)]", "",
-        "def get_init_inputs():", f"    return [32, {HIDDEN}]", ""])
+        "    def forward(self, x):"] + [f"        {ln}" for ln in body] + [
+        "", "def get_inputs():", "    return [torch.rand(4, 32)]", "",
+        "def get_init_inputs():", f"    return [32, {hidden}]", ""])
+    path = tmp_path / f"{name}.py"
+    path.write_text(src)
+    return path
+
+
+@pytest.mark.parametrize("init,body,words", [
+    (["self.s = nn.Parameter(torch.ones(1))"], ["x = self.fc(x)", "x = x * self.s  # here"],
+     "mul (a parameter operand s of shape (1,): a per-channel parameter has shape (48,) or (1, 48))"),
+    (["self.s = nn.Parameter(torch.ones(48, 1))"], ["x = self.fc(x)", "x = torch.add(self.s, x)  # here"],
+     "add (a parameter operand s of shape (48, 1): a per-channel parameter has shape (48,) or (1, 48))"),
+    ([], ["y = self.fc(x)", "y = torch.relu(y)", "y = y + x  # here"],
+     "add (a residual of the layer's input, which is not an earlier value of the chain)"),
+    ([], ["h = self.fc(x)", "a = torch.relu(h)", "b = torch.tanh(h)  # here", "y = a + b"], "tanh (a branch"),
+    (["self.gn = nn.GroupNorm(4, 24)"], ["x = self.fc(x)", "x = self.gn(x)  # here"],
+     "GroupNorm (a GroupNorm over 24 channels after a Linear with 48 out features"),
+    ([], ["x = self.fc(x)", "x = F.group_norm(x, 5)  # here"], "group_norm (num_groups=5 must be a positive int"),
+    (["self.gn = nn.GroupNorm(4, 48)"], ["x = self.fc(x)", "x = self.gn(x)", "x = F.group_norm(x, 2)  # here"],
+     "group_norm (a second GroupNorm"),
+    (["self.register_buffer('s', torch.ones(48))"], ["x = self.fc(x)", "x = x * self.s  # here"],
+     "mul (an operand buffer s that is not an nn.Parameter"),
+    (["self.p = nn.Parameter(torch.ones(48))"], ["x = self.fc(x)", "x = self.p - x  # here"], "sub (p - x"),
+    ([], ["x = self.fc(x)", "x = 2.0 / x  # here"], "truediv (c / x (a reciprocal)"),
+    ([], ["x = self.fc(x)", "x = x * x  # here"], "mul (x mul x"),
+    ([], ["h = self.fc(x)", "x = torch.relu(h)", "x = x * h  # here"], "mul (a mul of two chain values"),
+    ([], ["x = self.fc(x)", "x = torch.add(x, 1.0, alpha=2.0)  # here"], "add (alpha or rounding_mode"),
+    ([], ["x = self.fc(x)", "x = torch.clamp(x)  # here"], "clamp (a clamp without bounds)"),
+    (["self.w2 = nn.Parameter(torch.ones(48, 48))"], ["x = self.fc(x)", "x = x @ self.w2  # here"],
+     "matmul (a second GEMM)"),
+    (["self.w2 = nn.Parameter(torch.ones(48, 48))"], ["x = torch.relu(self.fc(x))", "x = torch.mm(x, self.w2)  # here"],
+     "mm (a second GEMM)"),
+    ([], ["x = torch.relu(x)  # here", "x = self.fc(x)"], "relu (the layer must start with a Linear of its input"),
+    ([], ["x = self.fc(x)", "x = F.gelu(x, approximate='erf')  # here"], "gelu (GELU with approximate='erf'"),
+])
+def test_refusals_of_what_the_stages_cannot_be(tmp_path, init, body, words):
+    path = _model_file(tmp_path, init, body + ["return " + body[-1].split(" = ")[0]])
+    with pytest.raises(ModelError) as e:
+        trace_chain(path)
+    message = str(e.value)
+    assert words in message, message
+    line = next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if ln.endswith("# here"))
+    assert message.startswith(f"{path}:{line}: "), message
+    assert message.rstrip(")").endswith("(y an earlier value of the chain, e.g. the Linear's output")
+
+
+def test_in_place_stages_overwrite_the_value_they_read(tmp_path):
+    # nn.ReLU(inplace=True) overwrites h as well: the "residual" h is the ReLU's output, so y + h is y + y
+    path = _model_file(tmp_path, ["self.act = nn.ReLU(inplace=True)"],
+                       ["h = self.fc(x)", "y = self.act(h)", "y = y + h", "y.mul_(2.0)", "F.leaky_relu(y, 0.3, True)",
+                        "return y"])
+    chain = trace_chain(path)
+    assert [(s.kind, s.params) for s in chain.stages] == [
+        ("relu", ()), ("add_self", ()), ("scalar", (("op", "mul"), ("value", 2.0))),
+        ("leaky_relu", (("negative_slope", 0.3),))]
+
+
+def test_identities_are_not_stages(tmp_path):
+    path = _model_file(tmp_path, ["self.drop = nn.Dropout(0.0)", "self.id = nn.Identity()"],
+                       ["h = self.fc(x)", "x = self.drop(h)", "x = self.id(x)", "x = F.dropout(x, 0.5, False)",
+                        "x = x + h", "return x"])
+    assert trace_chain(path).describe() == "linear -> add_self"  # every value there is h
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Random chains: any order and spelling of the recognized stages traces back to the same kinds and parameters
+# --------------------------------------------------------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+HIDDEN, INPUT = 48, 32
+_constants = st.one_of(st.floats(0.25, 4.0, allow_nan=False).map(lambda v: round(v, 3)), st.sampled_from([1, 2, 3]))
+
+
+def _draw_linear(draw):
+    """(init lines, forward expression of `x`, (weight, bias_name, weight_in_out))."""
+    form = draw(st.sampled_from(["module", "module_nobias", "flinear", "flinear_nobias", "matmul", "matmul_t"]))
+    if form.startswith("module"):
+        bias = form == "module"
+        return ([f"self.fc = nn.Linear({INPUT}, {HIDDEN}, bias={bias})"], "self.fc(x)",
+                ("fc.weight", "fc.bias" if bias else None, False))
+    if form.startswith("flinear"):
+        init = [f"self.w = nn.Parameter(torch.randn({HIDDEN}, {INPUT}) * 0.1)"]
+        if form == "flinear":
+            return init + [f"self.b = nn.Parameter(torch.zeros({HIDDEN}))"], \
+                draw(st.sampled_from(["F.linear(x, self.w, self.b)", "F.linear(x, self.w, bias=self.b)"])), \
+                ("w", "b", False)
+        return init, "F.linear(x, self.w)", ("w", None, False)
+    if form == "matmul":
+        return ([f"self.w = nn.Parameter(torch.randn({INPUT}, {HIDDEN}) * 0.1)"],
+                draw(st.sampled_from(["x @ self.w", "torch.matmul(x, self.w)", "torch.mm(x, self.w)",
+                                      "x.matmul(self.w)"])), ("w", None, True))
+    return ([f"self.w = nn.Parameter(torch.randn({HIDDEN}, {INPUT}) * 0.1)"],
+            draw(st.sampled_from(["x @ self.w.t()", "torch.mm(x, self.w.T)"])), ("w", None, False))
+
+
+def _draw_stage(draw, i, kind, residual_sources):
+    """(init lines, forward expression of `x`, expected params) for stage i of `kind`."""
+    m, pick = f"self.s{i}", lambda forms: draw(st.sampled_from(forms), label=f"stage {i} {kind}")
+    if kind == "group_norm":
+        groups, eps = draw(st.sampled_from([1, 3, 6, 16, 48])), draw(st.sampled_from([1e-5, 1e-3]))
+        form = pick(["module", "module_plain", "functional", "functional_plain"])
+        if form == "module":
+            return ([f"{m} = nn.GroupNorm({groups}, {HIDDEN}, eps={eps!r})"], f"{m}(x)",
+                    _gn(groups, f"s{i}.weight", f"s{i}.bias", eps))
+        if form == "module_plain":
+            return ([f"{m} = nn.GroupNorm({groups}, {HIDDEN}, eps={eps!r}, affine=False)"], f"{m}(x)",
+                    _gn(groups, None, None, eps))
+        if form == "functional":
+            return ([f"self.gw{i} = nn.Parameter(torch.ones({HIDDEN}))", f"self.gb{i} = nn.Parameter(torch.zeros({HIDDEN}))"],
+                    f"F.group_norm(x, {groups}, self.gw{i}, self.gb{i}, {eps!r})", _gn(groups, f"gw{i}", f"gb{i}", eps))
+        return [], f"F.group_norm(x, {groups}, eps={eps!r})", _gn(groups, None, None, eps)
+    if kind == "leaky_relu":
+        v = draw(st.sampled_from([0.01, 0.2, -0.5]))
+        form = pick(["module", "f", "f_kw", "attr"])
+        init = {"module": [f"{m} = nn.LeakyReLU({v!r})"], "attr": [f"self.c{i} = {v!r}"]}.get(form, [])
+        expr = {"module": f"{m}(x)", "f": f"F.leaky_relu(x, {v!r})", "f_kw": f"F.leaky_relu(x, negative_slope={v!r})",
+                "attr": f"F.leaky_relu(x, self.c{i})"}[form]
+        return init, expr, (("negative_slope", v),)
+    if kind == "gelu":
+        v = draw(st.sampled_from(["none", "tanh"]))
+        forms = [([f"{m} = nn.GELU(approximate={v!r})"], f"{m}(x)"), ([], f"F.gelu(x, approximate={v!r})")]
+        if v == "none":
+            forms += [([f"{m} = nn.GELU()"], f"{m}(x)"), ([], "F.gelu(x)")]
+        init, expr = pick(forms)
+        return init, expr, (("approximate", v),)
+    if kind == "hardtanh":
+        lo, hi = draw(st.sampled_from([(-0.5, 0.75), (-1.0, 1.0), (0.0, 2.5), (0.0, 6.0)]))
+        forms = [([f"{m} = nn.Hardtanh({lo!r}, {hi!r})"], f"{m}(x)"), ([], f"F.hardtanh(x, {lo!r}, {hi!r})"),
+                 ([], f"F.hardtanh(x, min_val={lo!r}, max_val={hi!r})")]
+        if (lo, hi) == (0.0, 6.0):
+            forms += [([f"{m} = nn.ReLU6()"], f"{m}(x)"), ([], "F.relu6(x)")]
+        init, expr = pick(forms)
+        return init, expr, (("min_val", lo), ("max_val", hi))
+    if kind == "clamp":
+        lo, hi = draw(st.sampled_from([(-0.5, 0.75), (-0.5, None), (None, 0.75), (0.0, 1.5)]))
+        kw = ", ".join(f"{k}={v!r}" for k, v in (("min", lo), ("max", hi)) if v is not None)
+        forms = [f"torch.clamp(x, {lo!r}, {hi!r})", f"torch.clamp(x, {kw})", f"torch.clip(x, {kw})",
+                 f"x.clamp({kw})", f"x.clip({lo!r}, {hi!r})"]
+        forms += [f"x.clamp_min({lo!r})"] if hi is None else [f"x.clamp_max({hi!r})"] if lo is None else []
+        return [], pick(forms), _clamp(lo, hi)
+    if kind == "add_self":
+        return [], pick(["x + x", "torch.add(x, x)", "x.add(x)"]), ()
+    if kind == "scalar":
+        op, c = draw(st.sampled_from(["mul", "div", "add", "sub", "rsub"])), draw(_constants)
+        forms = {"mul": [f"x * {c!r}", f"{c!r} * x", f"torch.mul(x, {c!r})", f"x.mul({c!r})", f"x * self.c{i}"],
+                 "div": [f"x / {c!r}", f"torch.div(x, {c!r})", f"x.div({c!r})", f"x / self.c{i}"],
+                 "add": [f"x + {c!r}", f"{c!r} + x", f"torch.add(x, {c!r})", f"x.add({c!r})", f"self.c{i} + x"],
+                 "sub": [f"x - {c!r}", f"torch.sub(x, {c!r})", f"x.sub({c!r})", f"x - self.c{i}"],
+                 "rsub": [f"{c!r} - x", f"torch.rsub(x, {c!r})", f"self.c{i} - x"]}[op]
+        if op == "mul" and pick([False, True]):
+            return [], "-x", _s("mul", -1.0)  # read as x * -1
+        return [f"self.c{i} = {c!r}"], pick(forms), _s(op, float(c))
+    if kind == "channel":
+        op, shape = draw(st.sampled_from(["mul", "div", "add", "sub"])), pick([f"({HIDDEN},)", f"(1, {HIDDEN})"])
+        p = f"self.p{i}"
+        forms = {"mul": [f"x * {p}", f"{p} * x", f"torch.mul(x, {p})", f"x.mul({p})"],
+                 "div": [f"x / {p}", f"torch.div(x, {p})", f"x.div({p})"],
+                 "add": [f"x + {p}", f"{p} + x", f"torch.add(x, {p})", f"x.add({p})"],
+                 "sub": [f"x - {p}", f"torch.sub(x, {p})", f"x.sub({p})"]}[op]
+        return [f"{p} = nn.Parameter(torch.rand{shape} + 0.5)"], pick(forms), _ch(op, f"p{i}")
+    if kind == "residual":
+        src = draw(st.sampled_from(residual_sources))
+        h = f"h{src}"
+        return [], pick([f"x + {h}", f"{h} + x", f"torch.add(x, {h})", f"torch.add({h}, x)", f"x.add({h})",
+                         f"{h}.add(x)"]), (("src", src),)
+    if kind == "silu":
+        return pick([([f"{m} = nn.SiLU()"], f"{m}(x)"), ([], "F.silu(x)"), ([], "x * torch.sigmoid(x)"),
+                     ([], "torch.sigmoid(x) * x"), ([], "x.mul(torch.sigmoid(x))"), ([], "x * x.sigmoid()")]) + ((),)
+    modules = {"relu": "ReLU", "sigmoid": "Sigmoid", "tanh": "Tanh", "mish": "Mish"}
+    fns = {"relu": ["F.relu(x)", "torch.relu(x)", "x.relu()"],
+           "sigmoid": ["torch.sigmoid(x)", "F.sigmoid(x)", "x.sigmoid()"],
+           "tanh": ["torch.tanh(x)", "F.tanh(x)", "x.tanh()"], "mish": ["F.mish(x)"]}[kind]
+    return pick([([f"{m} = nn.{modules[kind]}()"], f"{m}(x)")] + [([], f) for f in fns]) + ((),)
+
+
+IDENTITIES = ["F.dropout(x, 0.0)", "F.dropout(x, 0.3, training=False)", "self.idt(x)"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_random_chains_trace_back_to_their_stages(data, tmp_path):
+    from fusegen.frontend import STAGES
+    init, lin_expr, (weight, bias_name, in_out) = _draw_linear(data.draw)
+    init.append("self.idt = nn.Identity()")
+    body = [f"x = {lin_expr}; h0 = x"]
+    expected, stage_lines = [], []
+    gn_value = None  # the chain value the GroupNorm produced: residuals must not reach across it
+    for i in range(data.draw(st.integers(1, 8), label="length")):
+        if data.draw(st.integers(0, 3), label=f"identity before {i}") == 0:
+            body.append(f"x = {data.draw(st.sampled_from(IDENTITIES))}")
+        lo = 0 if gn_value is None else gn_value
+        sources = list(range(lo, i))  # value i is the current one (stage i-1's output)
+        kinds = [k for k in STAGES if not (k == "group_norm" and gn_value is not None)
+                 and not (k == "residual" and not sources)]
+        kind = data.draw(st.sampled_from(kinds), label=f"stage {i}")
+        lines, expr, params = _draw_stage(data.draw, i, kind, sources)
+        init += lines
+        body.append(f"x = {expr}; h{i + 1} = x")
+        stage_lines.append(len(body))
+        expected.append((kind, params))
+        if kind == "group_norm":
+            gn_value = i + 1
+    head = ["import torch", "import torch.nn as nn", "import torch.nn.functional as F", "",
+            "class Model(nn.Module):", "    def __init__(self, input_size, hidden_size):", "        super().__init__()"]
+    head += [f"        {ln}" for ln in init] + ["    def forward(self, x):"]
+    src = "\n".join(head + [f"        {ln}" for ln in body] + [
+        "        return x", "", "def get_inputs():", f"    return [torch.rand(4, {INPUT})]", "",
+        "def get_init_inputs():", f"    return [{INPUT}, {HIDDEN}]", ""])
     path = tmp_path / f"chain_{abs(hash(src)) % 10**8}.py"
     path.write_text(src)
     chain = trace_chain(path)
-    assert (chain.input_size, chain.hidden_size, chain.bias) == (32, HIDDEN, True)
-    assert [(s.kind, dict(s.params)) for s in chain.stages] == expected, src
+    assert (chain.input_size, chain.hidden_size, chain.weight, chain.bias_name, chain.weight_in_out) == \
+        (INPUT, HIDDEN, weight, bias_name, in_out), src
+    assert [(s.kind, s.params) for s in chain.stages] == expected, src
     # each stage points at its own line of forward()
-    lines = [int(s.where.rsplit(":", 1)[1]) for s in chain.stages]
-    assert lines == sorted(lines) and len(set(lines)) == len(lines), (lines, src)
+    assert [int(s.where.rsplit(":", 1)[1]) for s in chain.stages] == [len(head) + n for n in stage_lines], src
+    module = import_file(path)  # and the spellings are real torch: the model runs
+    y = module.Model(*module.get_init_inputs())(*module.get_inputs())
+    assert y.shape == (4, HIDDEN)
