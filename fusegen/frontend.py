@@ -35,7 +35,9 @@ STAGES = {
     "channel": "x * p, x / p, x + p, x - p (p an nn.Parameter of shape (hidden,) or (1, hidden))",
     "residual": "x + y (y an earlier value of the chain, e.g. the Linear's output)",
 }
-GENERATED = ("group_norm", "leaky_relu", "add_self")  # the chain to_spec accepts today
+# The headline chain, the one to_spec turns into the short-form Spec (the module `fusegen render` makes); every
+# other chain of STAGES is generated through interface.model_spec, which keeps the model file's constructor.
+GENERATED = ("group_norm", "leaky_relu", "add_self")
 # why an op is outside the family, by a piece of its lower-cased name without underscores (first match wins)
 REFUSED_WHY = {
     "softmax": "a reduction over the hidden dimension", "logsumexp": "a reduction over the hidden dimension",
@@ -204,19 +206,20 @@ class _Reader:
         if stage == "identity":
             self.value[node] = self.current
             return
+        # an in-place op overwrites its first operand: every name for that value now holds the result
+        first = node.args[0] if node.args else None
+        overwritten = self.value.get(first) if isinstance(first, torch.fx.Node) and _in_place(node, self.modules) \
+            else None
         if stage == "silu":  # x * sigmoid(x): the sigmoid stage read just before becomes SiLU
             self.value.pop(self.producers.pop())
             self.stages[-1] = Stage("silu", where=_where(node, self.path))
-            self.producers.append(node)
-            self.value[node] = self.current
-            return
-        before = self.current
-        self.stages.append(dataclasses.replace(stage, where=_where(node, self.path)))
+        else:
+            self.stages.append(dataclasses.replace(stage, where=_where(node, self.path)))
         self.producers.append(node)
         self.value[node] = self.current
-        if _in_place(node, self.modules):
+        if overwritten is not None:
             for n, v in self.value.items():
-                if v == before:
+                if v == overwritten:
                     self.value[n] = self.current
 
     # -- what one node is ------------------------------------------------------------------------------------

@@ -280,8 +280,8 @@ def _model_file(tmp_path, init, body, hidden=48, name="m"):
     ([], ["x = self.fc(x)", "x = torch.clamp(x)  # here"], "clamp (a clamp without bounds)"),
     (["self.w2 = nn.Parameter(torch.ones(48, 48))"], ["x = self.fc(x)", "x = x @ self.w2  # here"],
      "matmul (a second GEMM)"),
-    (["self.w2 = nn.Parameter(torch.ones(48, 48))"], ["x = torch.relu(self.fc(x))", "x = torch.mm(x, self.w2)  # here"],
-     "mm (a second GEMM)"),
+    (["self.w2 = nn.Parameter(torch.ones(48, 48))"],
+     ["x = torch.relu(self.fc(x))", "x = torch.mm(x, self.w2)  # here"], "mm (a second GEMM)"),
     ([], ["x = torch.relu(x)  # here", "x = self.fc(x)"], "relu (the layer must start with a Linear of its input"),
     ([], ["x = self.fc(x)", "x = F.gelu(x, approximate='erf')  # here"], "gelu (GELU with approximate='erf'"),
 ])
@@ -305,6 +305,15 @@ def test_in_place_stages_overwrite_the_value_they_read(tmp_path):
     assert [(s.kind, s.params) for s in chain.stages] == [
         ("relu", ()), ("add_self", ()), ("scalar", (("op", "mul"), ("value", 2.0))),
         ("leaky_relu", (("negative_slope", 0.3),))]
+    # h.mul_(sigmoid(h)) is SiLU written over h, so g (the same tensor) is its result too
+    path = _model_file(tmp_path, [], ["h = self.fc(x)", "g = h", "h.mul_(torch.sigmoid(h))", "y = h + g", "return y"],
+                       name="silu_")
+    assert trace_chain(path).describe() == "linear -> silu -> add_self"
+    # h.add_(y) adds y to the Linear's output in place: a residual, after which h is the sum
+    path = _model_file(tmp_path, [], ["h = self.fc(x)", "y = torch.relu(h)", "h.add_(y)", "z = h * 2.0", "return z"],
+                       name="add_")
+    assert [(s.kind, s.params) for s in trace_chain(path).stages] == [
+        ("relu", ()), ("residual", (("src", 0),)), ("scalar", (("op", "mul"), ("value", 2.0)))]
 
 
 def test_identities_are_not_stages(tmp_path):
@@ -358,8 +367,10 @@ def _draw_stage(draw, i, kind, residual_sources):
             return ([f"{m} = nn.GroupNorm({groups}, {HIDDEN}, eps={eps!r}, affine=False)"], f"{m}(x)",
                     _gn(groups, None, None, eps))
         if form == "functional":
-            return ([f"self.gw{i} = nn.Parameter(torch.ones({HIDDEN}))", f"self.gb{i} = nn.Parameter(torch.zeros({HIDDEN}))"],
-                    f"F.group_norm(x, {groups}, self.gw{i}, self.gb{i}, {eps!r})", _gn(groups, f"gw{i}", f"gb{i}", eps))
+            return ([f"self.gw{i} = nn.Parameter(torch.ones({HIDDEN}))",
+                     f"self.gb{i} = nn.Parameter(torch.zeros({HIDDEN}))"],
+                    f"F.group_norm(x, {groups}, self.gw{i}, self.gb{i}, {eps!r})",
+                    _gn(groups, f"gw{i}", f"gb{i}", eps))
         return [], f"F.group_norm(x, {groups}, eps={eps!r})", _gn(groups, None, None, eps)
     if kind == "leaky_relu":
         v = draw(st.sampled_from([0.01, 0.2, -0.5]))
