@@ -166,3 +166,74 @@ def compare(model_new_cls, reference_cls, spec, batch, seed, device="cuda", stri
     report["kink_flips"] = (flips_ours, flips_fp32)
     report["allclose_exceptions"] = int((~close & ours_closer).sum())
     return report, problems
+
+
+def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, device="cuda"):
+    """Any generated ModelNew against its model file's Model: the output and the gradients of the input and of
+    every parameter, each against an fp64 run of the reference (same weights) beside the fp32 reference's own
+    error. Parameters of one dimension (biases, GroupNorm affine, per-channel scales) are perturbed first, the
+    same way in both models, so that their gradients are exercised away from their initial values.
+
+    Returns (report, problems) like `compare`: the bar is the same (output allclose(1e-4, 1e-4) to the fp32
+    reference, or closer to fp64 than it where the two differ; every tensor within max(4 x the fp32 reference's
+    error, 1e-6) of fp64; everything finite).
+    """
+    torch.manual_seed(seed)
+    ref = reference_cls(*init_args).to(device)
+    torch.manual_seed(seed)
+    new = model_new_cls(*init_args).to(device)
+    gen = torch.Generator().manual_seed(seed)
+    names = [n for n, _ in ref.named_parameters()]
+    if names != [n for n, _ in new.named_parameters()]:
+        return {}, [f"parameters differ: ModelNew has {[n for n, _ in new.named_parameters()]}, Model {names}"]
+    with torch.no_grad():
+        for (_, p), (_, q) in zip(ref.named_parameters(), new.named_parameters()):
+            if not torch.equal(p, q):
+                return {}, ["the same seed gave different initial parameters"]
+            if p.dim() == 1:
+                scale = 0.75 + 0.5 * torch.rand(p.shape, generator=gen)
+                shift = 0.1 * torch.randn(p.shape, generator=gen)
+                p.copy_(p.cpu() * scale + shift)
+                q.copy_(p)
+    x = torch.rand(*input_shape, generator=gen).mul_(2).sub_(1).to(device)
+    ref64 = reference_cls(*init_args)
+    ref64.load_state_dict(ref.state_dict())
+    ref64 = ref64.to(device).double()
+    with torch.no_grad():
+        out_shape = ref(x).shape
+    grad = torch.randn(*out_shape, generator=gen).to(device)
+
+    def run(model, dtype):
+        xin = x.to(dtype).detach().requires_grad_()
+        model.zero_grad(set_to_none=True)
+        out = model(xin)
+        out.backward(grad.to(dtype))
+        return [("out", out.detach()), ("grad_x", xin.grad)] + [
+            (f"grad_{n}", p.grad) for n, p in model.named_parameters()]
+
+    ours, fp32, truth = run(new, torch.float32), run(ref, torch.float32), run(ref64, torch.float64)
+    report, problems = {}, []
+    where = f"(batch {input_shape[0]}, seed {seed})"
+    for (name, a), (_, r32), (_, t) in zip(ours, fp32, truth):
+        if a is None or t is None:
+            if (a is None) != (t is None):
+                problems.append(f"{name}: {'missing' if a is None else 'unexpected'} gradient")
+            continue
+        if a.shape != t.shape or a.dtype != torch.float32:
+            problems.append(f"{name}: {tuple(a.shape)} {a.dtype}, expected {tuple(t.shape)} float32")
+            continue
+        if not torch.isfinite(a).all():
+            problems.append(f"{name}: non-finite values (unwritten or overflowed) {where}")
+        report[name] = (rel_err(a, t), rel_err(r32, t))
+    out, out32, out64 = ours[0][1], fp32[0][1], truth[0][1]
+    close = torch.isclose(out, out32, atol=1e-4, rtol=1e-4)
+    ours_closer = (out.double() - out64).abs() <= (out32.double() - out64).abs()
+    if not bool((close | ours_closer).all()):
+        problems.append(f"output not allclose(1e-4) to the fp32 reference: max diff "
+                        f"{(out - out32).abs().max().item():.3g} {where}")
+    for name, (e_ours, e_ref) in report.items():
+        bar = max(4 * e_ref, 1e-6)
+        if not e_ours <= bar:
+            problems.append(f"{name}: rel. error {e_ours:.3g} > bar {bar:.3g} (fp32 reference {e_ref:.3g}) {where}")
+    report["max_out_diff"] = (out - out32).abs().max().item() if out.numel() else 0.0
+    return report, problems

@@ -141,6 +141,11 @@ def _parser() -> argparse.ArgumentParser:
     from_model.add_argument("--dynamic-sizes", action="store_true", help="as for render")
     from_model.add_argument("--gpu", default=None, help="as for render")
     from_model.add_argument("--arch", default=None, type=_arch, help="as for render")
+    from_model.add_argument("--bench", action="store_true",
+                            help="then time the module against the file's Model, eager and torch.compile (a table)")
+    from_model.add_argument("--batch", type=_batches, default=None,
+                            help="batch sizes for --bench (default: the batch of the file's get_inputs())")
+    from_model.add_argument("--reps", type=int, default=20, help="timed calls per point for --bench (median)")
 
     sub.add_parser("show-config", help="print the cache directory, compiler, GPU, target architectures, versions",
                    description="Print where builds are cached, which nvcc and GPU were found, which architectures "
@@ -272,6 +277,19 @@ def from_model(args) -> int:
     print(path)
     print(f"layer: {chain.describe()} ({chain.input_size} -> {chain.hidden_size})")
     print(f"plan: {p.summary}")
+    if args.bench:
+        from . import measure
+        from .frontend import load_model_file
+        from .jit import BuildError
+        model_file = load_model_file(args.model_file)
+        batches = args.batch or (model_file.get_inputs()[0].shape[0],)
+        try:
+            rows = measure.bench(p, batches=batches, reps=args.reps, reference_cls=model_file.Model,
+                                 init=model_file.get_init_inputs())
+        except (measure.MeasureError, BuildError, ValueError) as e:
+            print(f"fusegen from-model: {str(e).splitlines()[0]}", file=sys.stderr)
+            return 1
+        print(measure.bench_table(rows))
     return 0
 
 

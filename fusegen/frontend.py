@@ -16,7 +16,7 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .spec import Spec, Stage
+from .spec import HEADLINE_KINDS, Spec, Stage
 
 # stage kind -> how it appears (for messages and the README table)
 STAGES = {
@@ -35,9 +35,9 @@ STAGES = {
     "channel": "x * p, x / p, x + p, x - p (p an nn.Parameter of shape (hidden,) or (1, hidden))",
     "residual": "x + y (y an earlier value of the chain, e.g. the Linear's output)",
 }
-# The headline chain, the one to_spec turns into the short-form Spec (the module `fusegen render` makes); every
-# other chain of STAGES is generated through interface.model_spec, which keeps the model file's constructor.
-GENERATED = ("group_norm", "leaky_relu", "add_self")
+# Every recognized stage is generated: the headline chain through to_spec (the short-form Spec, the module
+# `fusegen render` makes), every other chain through interface.model_spec, which keeps the file's constructor.
+GENERATED = tuple(STAGES)
 # why an op is outside the family, by a piece of its lower-cased name without underscores (first match wins)
 REFUSED_WHY = {
     "softmax": "a reduction over the hidden dimension", "logsumexp": "a reduction over the hidden dimension",
@@ -484,12 +484,11 @@ def trace_chain(path, training=True) -> Chain:
 
 
 def to_spec(chain: Chain, model_file_module=None, precision=None) -> Spec:
-    """The Spec for a chain the renderer generates today (the headline family), or ModelError saying why not."""
+    """The short-form Spec of a headline chain (what `fusegen render` takes), or ModelError saying why not."""
     kinds = tuple(s.kind for s in chain.stages)
-    if kinds != GENERATED or not chain.bias:
-        raise ModelError(f"{chain.source}: recognized {chain.describe()}, but this version generates only "
-                         f"linear (with bias) -> {' -> '.join(GENERATED)}; the stage library for other chains is "
-                         "not written yet")
+    if kinds != HEADLINE_KINDS or not chain.bias or chain.weight_in_out:
+        raise ModelError(f"{chain.source}: {chain.describe()} is not the headline chain linear (with bias) -> "
+                         f"{' -> '.join(HEADLINE_KINDS)}: interface.model_spec generates it in the general form")
     gn, lrelu = dict(chain.stages[0].params), dict(chain.stages[1].params)
     if not gn["affine"]:
         raise ModelError(f"{chain.stages[0].where}: GroupNorm without affine parameters is not generated yet")

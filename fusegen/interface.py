@@ -33,6 +33,15 @@ def model_spec(path, precision=None):
             pass  # other names or constructor: the general form below keeps them
     norms = [s for s in chain.stages if s.kind == "group_norm"]
     gn = norms[0] if norms else None
+    if gn is not None and gn.param("affine") and (gn.param("weight") is None or gn.param("bias") is None):
+        raise ModelError(f"{gn.where}: a GroupNorm with a weight but no bias (or the reverse) is not generated; "
+                         "pass both or neither")
+    at = chain.stages.index(gn) if gn is not None else -1
+    for i, s in enumerate(chain.stages):
+        if s.kind == "residual" and at >= 0 and (s.param("src") <= at) != (i < at):
+            raise ModelError(f"{s.where}: a residual add across the GroupNorm (of chain value {s.param('src')}, "
+                             f"the GroupNorm is stage {at}) is not generated: its gradient would have to pass the "
+                             "group statistics; residuals on one side of it are")
     spec = Spec(input_size=chain.input_size, hidden_size=chain.hidden_size,
                 num_groups=gn.param("num_groups") if gn else 1, eps=gn.param("eps") if gn else Spec.eps,
                 stages=chain.stages, bias=chain.bias, interface=model_interface(path, chain), **extra)
@@ -65,19 +74,19 @@ def model_interface(path, chain) -> ModelInterface:
             raise ModelError(f"{where}: argument {name} = {value!r} from get_init_inputs() is not a plain constant "
                              "(int, float, bool, str, None or a tuple of them); the generated module compares it")
         init_args.append((name, repr(value)))
-    closure = inspect.getclosurevars(init)
-    if closure.nonlocals:
-        raise ModelError(f"{where} reads enclosing variables {sorted(closure.nonlocals)}; it must be self-contained")
     imports = []
-    for name, value in sorted(closure.globals.items()):
+    for name in _free_names(fn):
         if name == "Model":
             continue  # super(Model, self): renamed below
-        target = _IMPORTABLE.get(id(value))
+        if name not in vars(module):
+            continue  # a builtin, or a name the constructor would fail on anyway
+        target = _IMPORTABLE.get(id(vars(module)[name]))
         if target is None:
             raise ModelError(f"{where} uses the module-level name {name!r}; the generated module is self-contained "
                              "(its constructor may use torch, torch.nn, torch.nn.functional and math only)")
         if (name, target) not in (("torch", "torch"), ("nn", "torch.nn")):  # the generated file imports these
-            imports.append(f"import {target} as {name}" if name != target else f"import {target}")
+            imports.append(f"import {target} as {name}" if name != target.rsplit(".", 1)[-1] or "." in target
+                           else f"import {target}")
     # the check goes first in the body (after a docstring), indented as the body is
     body = fn.body
     first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(
@@ -89,6 +98,18 @@ def model_interface(path, chain) -> ModelInterface:
     text = re.sub(r"super\(\s*Model\s*,", "super(ModelNew,", "\n".join(lines))
     return ModelInterface(init_source=text, init_args=tuple(init_args), imports=tuple(imports), weight=chain.weight,
                           bias=chain.bias_name, weight_in_out=chain.weight_in_out, source=path.name)
+
+
+def _free_names(fn: ast.FunctionDef) -> list:
+    """Names the function reads that it does not bind itself (its arguments, assignments, loop targets...)."""
+    bound = {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+    loads = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name):
+            (loads.append(node.id) if isinstance(node.ctx, ast.Load) else bound.add(node.id))
+        elif isinstance(node, (ast.FunctionDef, ast.Lambda, ast.ClassDef)) and node is not fn:
+            raise ModelError("Model.__init__ defines functions or classes inside; fusegen copies plain constructors")
+    return sorted(set(loads) - bound)
 
 
 def _is_literal(value) -> bool:

@@ -57,22 +57,23 @@ def check(plan, batches=(1, 129, 1024), seeds=(0,), log=sys.stderr, out=sys.stdo
     return misses
 
 
-def bench(plan, batches=(1024,), reps=20, with_compile=True, log=sys.stderr):
+def bench(plan, batches=(1024,), reps=20, with_compile=True, log=sys.stderr, reference_cls=ReferenceLayer, init=None):
     """Median forward and forward+backward times of the module, PyTorch eager and torch.compile (fp32, TF32 off)
-    at each batch size; returns the rows."""
+    at each batch size; returns the rows. reference_cls and init: a model file's Model and its constructor
+    arguments (default: the headline layer of plan's sizes)."""
     import torch
     _require_gpu()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     module = load_module(plan, log=log)
     s = plan.spec
-    init = (s.input_size, s.hidden_size, s.num_groups)
+    init = tuple(init) if init is not None else (s.input_size, s.hidden_size, s.num_groups)
     torch.manual_seed(0)
-    ref = ReferenceLayer(*init).cuda()
+    ref = reference_cls(*init).cuda()
     torch.manual_seed(0)
     models = {"fusegen " + plan.precision: module.ModelNew(*init).cuda(), "pytorch eager": ref}
     if with_compile:
-        models["torch.compile"] = torch.compile(ReferenceLayer(*init).cuda())
+        models["torch.compile"] = torch.compile(reference_cls(*init).cuda())
     rows, total, done = [], len(batches) * len(models), 0
     for batch in batches:
         x = torch.rand(batch, s.input_size, device="cuda")

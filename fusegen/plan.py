@@ -4,7 +4,7 @@ import dataclasses
 import hashlib
 from typing import Union
 
-from .spec import FP32, TF32, TF32X3, Spec
+from .spec import FP32, TF32, TF32X3, Spec, SpecError
 
 __all__ = ["GemmTile", "MmaTile", "WgmmaTile", "StagePlan", "Plan", "plan", "FRAGMENT", "TILE_LOCAL", "TWO_STAGE",
            "NO_NORM", "WGMMA_ARCH"]
@@ -181,7 +181,7 @@ def plan_chain(spec: Spec):
             chan_slots.append((i, "param"))
         src = s.param("src", -1) if s.kind == "residual" else -1
         if s.kind == "residual" and not (0 <= src <= i and (gn_index < 0 or (src <= gn_index) == (i < gn_index))):
-            raise ValueError(f"stage {i} (residual) adds chain value {src}: it must be an earlier value on the same "
+            raise SpecError(f"stage {i} (residual) adds chain value {src}: it must be an earlier value on the same "
                              f"side of the GroupNorm (at {gn_index})")
         stages.append(StagePlan(s.kind, i, tuple((n, s.param(n)) for n in STAGE_CHOICES.get(s.kind, ())),
                                 tuple(scalars), chan, src))

@@ -37,8 +37,8 @@ parameter column sums, and the two GEMMs.
 ## Expected speed
 - Roofline on NVIDIA H200 at batch 1024: forward >= 0.83 ms at the 3xtf32 peak; PyTorch's fp32 GEMM ~2.74 ms
   at cuBLAS's SGEMM rate: at most 3.3x (forward+backward: three GEMMs each side, the same ratio).
-- Measured on NVIDIA H200 (benchmarks/results, batch 1024, 2026-11-21): forward 1.312 ms, forward+backward
-  4.316 ms; 2.37x / 2.12x vs eager; 2.13x / 1.99x vs torch.compile.
+- Measured on NVIDIA H200 (benchmarks/results, batch 1024, 2026-11-21): forward 1.321 ms, forward+backward
+  4.357 ms; 2.35x / 2.10x vs eager; 2.11x / 1.98x vs torch.compile.
 
 ## Trade-offs and limits
 - fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate).
@@ -2352,11 +2352,13 @@ def _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward):
     out = _new(x, batch, HIDDEN_SIZE)
     # z (the GEMM output with bias) is what backward recomputes everything from; the two-stage plan
     # needs it in memory anyway.
-    z = _new(x, batch, HIDDEN_SIZE) if keep_for_backward or PARTIAL_SLOTS else empty
+    # (outputs that are empty are distinct tensors: a custom operator's outputs must not alias each other)
+    z = _new(x, batch, HIDDEN_SIZE) if keep_for_backward or PARTIAL_SLOTS else x.new_empty(0)
     # Group statistics stay in float64: backward's projection needs them more exact than fp32 (see
     # gn_backward); the forward rounds them to fp32 to normalize, and backward repeats that rounding.
-    mean = _new(x, batch, NUM_GROUPS, dtype=torch.float64) if HAS_NORM else empty
-    rstd = _new(x, batch, NUM_GROUPS, dtype=torch.float64) if HAS_NORM else empty
+    stats = (batch, NUM_GROUPS) if HAS_NORM else (0,)
+    mean = _new(x, *stats, dtype=torch.float64)
+    rstd = _new(x, *stats, dtype=torch.float64)
     partials = _new(x, batch, NUM_GROUPS, PARTIAL_SLOTS, 2, dtype=torch.float64) if PARTIAL_SLOTS else empty
     kernels.forward(x, weight, bias, gamma, beta, [],
                     [s0], out, z, mean, rstd, partials, eps, _stream(x.device))

@@ -71,24 +71,33 @@ def test_refusals_name_the_op_file_and_line(name, words, line_text):
     assert "outside what fusegen generates" in message and "nn.GroupNorm" in message  # and what is supported
 
 
-@pytest.mark.skip(reason="stage library: rewritten with the renderer")
-def test_recognized_but_not_generated_chains_are_refused_whole(tmp_path):
-    chain = trace_chain(MODELS / "relu_scale.py")
-    assert chain.describe() == "linear -> relu -> scalar"
-    assert dict(chain.stages[1].params) == {"op": "mul", "value": 2.0}
-    with pytest.raises(ModelError, match="recognized linear -> relu -> scalar, but this version generates only"):
-        to_spec(chain)
+def test_a_chain_the_renderer_cannot_emit_is_refused_whole(tmp_path):
+    src = (MODELS / "stage_gn_sigmoid_x_residual.py").read_text()
+    # a residual of the Linear's output added after the GroupNorm: its gradient would cross the group statistics
+    crossing = src.replace("return x\n", "return x + z0\n", 1).replace("x = self.fc(x)", "x = z0 = self.fc(x)", 1)
+    assert "x + z0" in crossing and "z0 = self.fc(x)" in crossing
+    model = tmp_path / "crossing.py"
+    model.write_text(crossing)
+    trace_chain(model)  # recognized ...
     from fusegen.cli import main
     out = tmp_path / "out"
-    assert main(["from-model", str(MODELS / "relu_scale.py"), "--out", str(out)]) == 2
+    assert main(["from-model", str(model), "--out", str(out)]) == 2  # ... but refused, naming the line
     assert not out.exists()  # nothing generated half-right
 
 
-def test_other_parameter_names_are_refused_not_renamed(tmp_path):
+def test_other_chains_and_names_keep_the_model_files_interface(tmp_path):
+    from fusegen.interface import model_spec
     chain = trace_chain(MODELS / "renamed_headline.py")
-    to_spec(chain)  # the chain itself is the headline family
+    to_spec(chain)  # the chain itself is the headline family, but its names are not the short form's:
     with pytest.raises(ModelError, match="with parameters linear.weight, linear.bias, norm.weight, norm.bias"):
         check_interface(MODELS / "renamed_headline.py", chain)
+    spec, _ = model_spec(MODELS / "renamed_headline.py")  # so the general form keeps them
+    assert spec.interface.weight == "linear.weight" and spec.interface.bias == "linear.bias"
+    spec, chain = model_spec(MODELS / "relu_scale.py")
+    assert chain.describe() == "linear -> relu -> scalar" and spec.interface is not None
+    from fusegen.cli import main
+    assert main(["from-model", str(MODELS / "relu_scale.py"), "--out", str(tmp_path)]) == 0
+    assert len(list(tmp_path.glob("lin_relu_s_*.py"))) == 1
 
 
 def test_a_file_that_is_not_a_model_file(tmp_path):

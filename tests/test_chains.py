@@ -1,0 +1,71 @@
+"""The stage library on the CPU: every model file of tests/models renders a module whose ModelNew keeps the file's
+constructor (same seed, same weights and state_dict keys; other arguments refused), and every stage template, in
+every chain the files hold, compiles with nvcc (forward and backward of both chain segments)."""
+import subprocess
+
+import pytest
+import torch
+
+from helpers import REPO, import_file
+from test_compile import NVCC
+
+import fusegen
+from fusegen.frontend import GENERATED, load_model_file
+from fusegen.interface import model_spec
+from fusegen.render import _environment
+
+MODELS = REPO / "tests" / "models"
+MODEL_FILES = sorted(p.name for p in MODELS.glob("*.py") if not p.name.startswith("refuse_"))
+
+
+def test_the_model_files_cover_every_stage():
+    kinds = {s.kind for name in MODEL_FILES for s in model_spec(MODELS / name)[0].chain}
+    assert kinds >= set(GENERATED), f"no model file uses {sorted(set(GENERATED) - kinds)}"
+    assert len([n for n in MODEL_FILES if n.startswith("stage_")]) >= 12
+
+
+@pytest.mark.parametrize("name", MODEL_FILES)
+def test_model_new_keeps_the_model_files_interface(name, tmp_path):
+    spec, chain = model_spec(MODELS / name)
+    path = fusegen.write_module(fusegen.plan(spec, arch=(9, 0)), tmp_path)
+    module, model_file = import_file(path), load_model_file(MODELS / name)
+    init = model_file.get_init_inputs()
+    torch.manual_seed(3)
+    ref = model_file.Model(*init)
+    torch.manual_seed(3)
+    new = module.ModelNew(*init)
+    assert list(ref.state_dict()) == list(new.state_dict())
+    assert all(torch.equal(a, b) for a, b in zip(ref.state_dict().values(), new.state_dict().values()))
+    new.load_state_dict(ref.state_dict())
+    ref.load_state_dict(new.state_dict())
+    if spec.interface is not None:  # built for other arguments: a clear error, not wrong results
+        with pytest.raises(ValueError, match="this module was generated from"):
+            module.ModelNew(*([init[0] + 1] + list(init[1:])))
+    with pytest.raises(ValueError, match="runs on CUDA only"):
+        new(torch.rand(2, chain.input_size))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found")
+def test_every_chain_compiles(tmp_path):
+    """One translation unit: each model file's chain (its stage structs and both segments' forward and
+    backward) in a namespace of its own, called from a kernel so that nothing is left uninstantiated."""
+    env = _environment()
+    parts = ["#include <cuda_runtime.h>"]
+    for k, name in enumerate(MODEL_FILES):
+        p = fusegen.plan(model_spec(MODELS / name)[0])
+        chain = env.get_template("epilogue_chain.cuh.j2").render(plan=p)
+        parts += [f"// {name}", f"namespace m{k} {{",
+                  f"namespace fg {{ constexpr int NCHAN = {len(p.chan_slots)}, NSCALAR = {len(p.scalar_slots)}; }}",
+                  chain,
+                  "__global__ void probe(fg::StageArgs s, float* out) {",
+                  "  float dp[fg::NCHAN > 0 ? fg::NCHAN : 1] = {};",
+                  "  const float v = fg::pre_fwd(out[threadIdx.x], threadIdx.x, s);",
+                  "  out[threadIdx.x] = fg::post_fwd(v, threadIdx.x, s) + fg::post_bwd(1.f, v, threadIdx.x, s, dp) +",
+                  "                     fg::pre_bwd(1.f, v, threadIdx.x, s, dp) + dp[0];",
+                  "}", "}"]
+    cu = tmp_path / "chains.cu"
+    cu.write_text("\n".join(parts))
+    r = subprocess.run([NVCC, "-arch=sm_80", "-c", str(cu), "-o", str(tmp_path / "chains.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
