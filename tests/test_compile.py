@@ -98,13 +98,14 @@ if fusegen.plan(HEADLINE, gpu="NVIDIA H200") not in CASES:
 
 
 def test_variant_grid_covers_every_structure():
-    keys = {k[0] for k in REPRESENTATIVES}  # variant_key: (precision, mainloop, ..., strategy, fixed_sizes)
+    # variant_key: (precision, mainloop, tile, mma_tile, strategy, fixed_sizes, chain structure)
+    keys = {k[0] for k in REPRESENTATIVES}
     assert len(keys) >= 4, keys
     for precision in PRECISIONS:
         strategies = {FRAGMENT, TILE_LOCAL, TWO_STAGE} if precision != "fp32" else {TILE_LOCAL, TWO_STAGE}
-        assert {(k[-2], k[-1]) for k in keys if k[0] == precision} >= {(s, f) for s in strategies for f in (False, True)}
+        assert {(k[4], k[5]) for k in keys if k[0] == precision} >= {(s, f) for s in strategies for f in (False, True)}
         if precision != "fp32":  # the Hopper engine, each strategy, both size modes
-            assert {(k[-2], k[-1]) for k in keys if k[0] == precision and k[1] == "wgmma_tf32"} >= \
+            assert {(k[4], k[5]) for k in keys if k[0] == precision and k[1] == "wgmma_tf32"} >= \
                 {(s, f) for s in strategies for f in (False, True)}
     for strategy in (TILE_LOCAL, TWO_STAGE):
         lanes = {p.lanes_per_group for p in CASES if p.group_strategy == strategy}
