@@ -192,6 +192,9 @@ def _structure(stages, gn_index, gn_affine, bias) -> tuple:
     return tuple((s.kind, s.index, s.choices, s.src) for s in stages) + ((gn_index, gn_affine, bias),)
 
 
+_HEADLINE_STRUCTURE = _structure(plan_chain(Spec(8, 8, 1))[0], 0, True, True)
+
+
 @dataclasses.dataclass(frozen=True)
 class Plan:
     spec: Spec
@@ -243,7 +246,7 @@ class Plan:
     @property
     def is_headline_chain(self) -> bool:
         """The kernels are the headline layer's (whatever the model file called its parameters)."""
-        return self.chain_structure == _structure(plan_chain(Spec(8, 8, 1))[0], 0, True, True)
+        return self.chain_structure == _HEADLINE_STRUCTURE
 
     @property
     def chain_structure(self) -> tuple:

@@ -65,28 +65,9 @@ def compare_with_reference(model_new_cls, spec, batch, seed, device="cuda", stri
     return report
 
 
-_PREBUILD = """
-import sys, importlib.util, torch
-spec = importlib.util.spec_from_file_location("prebuilt", sys.argv[1])
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
-module._kernels(torch.device("cuda"))
-"""
-
-
 def prebuild(paths, jobs=None):
-    """Build generated modules' kernels in parallel processes, one nvcc each (a module builds its own kernels on
-    first use, one at a time: many modules would take minutes). Each fills the shared build cache, so that
-    importing the modules afterwards only loads. Raises with the compiler's output when a build fails."""
-    import subprocess
-    import concurrent.futures
-    jobs = jobs or max(1, min(len(paths), os.cpu_count() or 1))
-
-    def build(path):
-        r = subprocess.run([sys.executable, "-c", _PREBUILD, str(path)], capture_output=True, text=True,
-                           env=dict(os.environ, FUSEGEN_QUIET="1"))
-        return path, r.returncode, r.stderr[-3000:]
-
-    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        failed = [(p, err) for p, rc, err in pool.map(build, paths) if rc]
-    assert not failed, "\n\n".join(f"{p}:\n{err}" for p, err in failed)
+    """Build generated modules' kernels in parallel processes (fusegen tune's builder): each fills the shared
+    build cache, so importing the modules afterwards only loads. Raises with the compiler's output on a failure."""
+    from fusegen.tune import _build_all
+    failed = _build_all(list(paths), jobs or max(1, min(len(paths), os.cpu_count() or 1)))
+    assert not failed, "\n\n".join(f"{p}:\n{err}" for p, err in failed.items())
