@@ -62,6 +62,8 @@ class Chain:
     weight: str  # qualified name of the GEMM's weight parameter ("fc.weight", "w")
     bias_name: str | None  # qualified name of the Linear's bias parameter, None without one
     weight_in_out: bool  # True: weight stored (in, out) as for x @ w; False: (out, in) as for nn.Linear
+    # the traced graph's nodes that make each stage's value (the accuracy bar probes kinked stages there)
+    stage_nodes: tuple = dataclasses.field(default=(), compare=False, repr=False)
 
     def __post_init__(self):
         if self.bias != (self.bias_name is not None):
@@ -456,9 +458,16 @@ def trace_chain(path, training=True) -> Chain:
     module = load_model_file(path)
     model = module.Model(*module.get_init_inputs())
     model.train(training)
+    return trace_model(model, path)[0]
+
+
+def trace_model(model, path="<model>"):
+    """(Chain, fx graph) of a Model instance, as trace_chain reads it."""
+    path = pathlib.Path(path)
     tracer = torch.fx.Tracer()
     tracer.record_stack_traces = True
     graph = tracer.trace(model)
+    training = model.training
     modules = dict(model.named_modules())
     nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output", "get_attr")]
     inputs = [n for n in graph.nodes if n.op == "placeholder"]
@@ -480,7 +489,7 @@ def trace_chain(path, training=True) -> Chain:
         raise ModelError(f"{path}: Model.forward must return the last stage's result")
     return Chain(input_size=int(input_size), hidden_size=int(hidden), bias=bias is not None,
                  stages=tuple(reader.stages), source=str(path), weight=weight, bias_name=bias,
-                 weight_in_out=in_out)
+                 weight_in_out=in_out, stage_nodes=tuple(n.name for n in reader.producers[1:])), graph
 
 
 def to_spec(chain: Chain, model_file_module=None, precision=None) -> Spec:

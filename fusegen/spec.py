@@ -22,6 +22,27 @@ class Stage:
     def param(self, name, default=None):
         return dict(self.params).get(name, default)
 
+    @property
+    def kinks(self) -> tuple:
+        """Where this stage's derivative jumps: (position, slope below, slope above) each. An fp32 computation
+        whose input lies within its rounding of a kink may take either side; the accuracy bar allows both."""
+        return KINKS.get(self.kind, lambda s: ())(self)
+
+
+def _bounds(lo, hi):
+    """The kinks of a clamp to [lo, hi] (either bound may be None)."""
+    return tuple(k for k in ((lo, 0.0, 1.0) if lo is not None else None,
+                             (hi, 1.0, 0.0) if hi is not None else None) if k)
+
+
+# stage kind -> its kinks (see Stage.kinks); the smooth stages have none
+KINKS = {
+    "relu": lambda s: ((0.0, 0.0, 1.0),),
+    "leaky_relu": lambda s: ((0.0, s.param("negative_slope"), 1.0),),
+    "hardtanh": lambda s: _bounds(s.param("min_val"), s.param("max_val")),
+    "clamp": lambda s: _bounds(s.param("min"), s.param("max")),
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class ModelInterface:

@@ -1,10 +1,14 @@
-"""The accuracy bar itself (fusegen.accuracy.compare), on the CPU: it passes the reference against itself and
-fails a layer that is wrong by a little, so the GPU tests built on it can fail."""
+"""The accuracy bar itself (fusegen.accuracy.compare and compare_models), on the CPU: it passes the reference
+against itself from every input distribution, fails a layer that is wrong by a little or in one element, and
+forgives a kink flip only within rounding, so the GPU tests built on it can fail."""
+import pathlib
+
 import pytest
 import torch
+import torch.nn as nn
 
 import fusegen
-from fusegen.accuracy import ReferenceLayer, compare
+from fusegen.accuracy import DISTRIBUTIONS, ReferenceLayer, compare, compare_models, draw_input
 
 SPEC = fusegen.Spec(48, 64, 4)
 
@@ -57,3 +61,97 @@ def test_tf32_is_judged_by_its_own_tolerance():
     worse = type("Worse", (_Off,), {"scale": 1e-2})
     _, problems = compare(worse, ReferenceLayer, spec, batch=9, seed=3, device="cpu")
     assert problems
+
+
+def test_one_wrong_element_is_caught_where_the_norm_is_not():
+    class OneElement(ReferenceLayer):
+        """grad_fc.weight off by 3e-4 in one element: under the normwise bar, over the element-wise one."""
+        def forward(self, x):
+            if self.fc.weight.requires_grad and not self.fc.weight._backward_hooks:
+                self.fc.weight.register_hook(lambda g: g.index_put((torch.tensor(3), torch.tensor(5)),
+                                                                   g[3, 5] * (1 + 3e-4)))
+            return super().forward(x)
+    report, problems = compare(OneElement, ReferenceLayer, fusegen.Spec(512, 256, 16), batch=64, seed=1,
+                               device="cpu")
+    assert [p.split(":")[0] for p in problems] == ["grad_fc.weight"], problems
+    assert "element-wise error" in problems[0]
+    ours, ref = report["grad_fc.weight"]
+    assert ours <= 4 * ref  # the norm alone would have passed it
+
+
+@pytest.mark.parametrize("dist", DISTRIBUTIONS)
+def test_every_input_distribution_passes_the_reference_against_itself(dist):
+    x = draw_input((9, 48), dist, torch.Generator().manual_seed(0))
+    assert x.dtype == torch.float32 and x.shape == (9, 48) and torch.isfinite(x).all()
+    report, problems = compare(ReferenceLayer, ReferenceLayer, SPEC, batch=9, seed=0, device="cpu", dist=dist)
+    assert problems == []
+
+
+def test_rows_of_row_scales_differ_by_up_to_2_to_the_20():
+    x = draw_input((512, 64), "row_scales", torch.Generator().manual_seed(0))
+    rows = x.abs().amax(1)
+    assert rows.max() / rows.min() > 2.0 ** 15
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Kinks in any chain (compare_models): a ReLU whose derivative is flipped at one element is forgiven only where
+# that element's fp64 input lies within fp32 rounding of the kink.
+# --------------------------------------------------------------------------------------------------------------
+class ReluScale(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.fc = nn.Linear(input_size, hidden_size, bias=False)
+        self.act = nn.ReLU()
+        self.scale = nn.Parameter(torch.rand(hidden_size) + 0.5)
+
+    def forward(self, x):
+        return self.act(self.fc(x)) * self.scale
+
+
+class _ReluFlippedAt(torch.autograd.Function):
+    """ReLU whose backward takes the other side of the kink at one element."""
+
+    @staticmethod
+    def forward(ctx, z, at):
+        ctx.save_for_backward(z)
+        ctx.at = at
+        return z.clamp_min(0)
+
+    @staticmethod
+    def backward(ctx, g):
+        z, = ctx.saved_tensors
+        d = (z > 0).to(g.dtype)
+        d[ctx.at] = 1 - d[ctx.at]
+        return g * d, None
+
+
+def _flipped_at(at):
+    class Flipped(ReluScale):
+        def forward(self, x):
+            return _ReluFlippedAt.apply(self.fc(x), at) * self.scale
+    return Flipped
+
+
+@pytest.mark.parametrize("offset,at,forgiven", [(0.0, (0, 0), True), (1e-4, (0, 0), False), (0.0, (1, 0), False)])
+def test_a_kink_flip_is_forgiven_only_within_rounding(offset, at, forgiven):
+    inp, hidden, batch, seed = 300, 40, 16, 3
+    torch.manual_seed(seed)
+    w = ReluScale(inp, hidden).fc.weight.detach().double()[0]
+    x = torch.randn(batch, inp, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    x[0] += (offset - x[0] @ w) / (w @ w) * w  # z[0, 0] = offset in fp64 (up to x's rounding to fp32)
+    report, problems = compare_models(_flipped_at(at), ReluScale, (inp, hidden), (batch, inp), seed, device="cpu",
+                                      x=x.float())
+    assert report["kink_candidates"] == (1 if offset == 0 else 0)
+    if forgiven:
+        assert problems == [] and report["kink_flips"] == (1, 0)
+    else:
+        assert {p.split(":")[0] for p in problems} >= {"grad_x", "grad_fc.weight"}, problems
+
+
+def test_a_model_file_passes_against_itself_from_every_distribution():
+    from fusegen.frontend import load_model_file
+    m = load_model_file(pathlib.Path(__file__).parent / "models" / "stage_hardtanh_wide_group.py")
+    for dist in DISTRIBUTIONS:
+        report, problems = compare_models(m.Model, m.Model, m.get_init_inputs(), (24, 100), 0, device="cpu",
+                                          dist=dist)
+        assert problems == [], (dist, problems)
