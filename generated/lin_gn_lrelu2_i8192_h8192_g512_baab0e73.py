@@ -2422,7 +2422,10 @@ _OPS = None
 if _HAS_CUSTOM_OP:
     from typing import Tuple
 
-    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_baab0e73"  # torch.ops.<module name>.forward / .backward
+    # torch.ops.<module name>_<hash of the kernel sources and flags, as the build runtime keys them>.forward /
+    # .backward: a regenerated module with other kernels never reuses the ops an older one registered
+    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_baab0e73_" + _ext_name("", _CPP_SOURCE, _CUDA_SOURCE, CXX_FLAGS, CUDA_FLAGS,
+                                                       FUSEGEN_VERSION)[1:]
     _Tensor = torch.Tensor
 
     def _register_ops():

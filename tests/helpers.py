@@ -29,14 +29,23 @@ def reference_namespace() -> dict:
     return ns
 
 
-def import_file(path):
+def import_file(path, poison=True):
     """Import a generated module as `import` would (registered in sys.modules: torch.compile looks functions'
-    modules up there), under a fresh name."""
+    modules up there), under a fresh name. poison: the module fills every buffer its kernels must write with NaN
+    first (FUSEGEN_POISON, read at import), so an output element a kernel leaves unwritten fails the test."""
     name = f"fusegen_test_module_{next(_counter)}"
     spec = importlib.util.spec_from_file_location(name, str(path))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    before = os.environ.get("FUSEGEN_POISON")
+    os.environ["FUSEGEN_POISON"] = "1" if poison else "0"
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if before is None:
+            del os.environ["FUSEGEN_POISON"]
+        else:
+            os.environ["FUSEGEN_POISON"] = before
     return module
 
 
@@ -50,19 +59,45 @@ from fusegen.accuracy import (NAMES, TF32_REL_ERR, TF32_ROUNDOFF_RATIO, compare,
                               layer_fp64, rel_err, run_layer, truth_for)
 
 
-def compare_with_reference(model_new_cls, spec, batch, seed, device="cuda", strict_allclose=False):
-    """fusegen.accuracy.compare against the user's reference Model, asserting that nothing missed the bar;
-    returns its report (and appends it to FUSEGEN_ACCURACY_LOG, one JSON line, when that is set)."""
-    report, problems = compare(model_new_cls, reference_namespace()["Model"], spec, batch, seed, device,
-                               strict_allclose)
-    assert not problems, "\n".join(problems)
+def engine_ran(module, batch, input_size) -> str:
+    """Which GEMM engine a generated module runs a (batch, input_size) call on (the launchers' choice): compensated
+    FFMA up to EXACT_MAX_MACS; else the main engine, except that wgmma's copies need 16-byte rows of the weight
+    and of x (input a multiple of 4; contiguous) and leave the others to mma.sync."""
+    if batch * module.HIDDEN_SIZE * input_size <= module.EXACT_MAX_MACS:
+        return "simt_fp32 compensated"
+    if module.MAINLOOP == "wgmma_tf32" and input_size % 4:
+        return "mma_tf32 (rows not 16-byte aligned)"
+    return module.MAINLOOP
+
+
+def log_accuracy(report, **case):
+    """Append one comparison to FUSEGEN_ACCURACY_LOG (one JSON line, summarized by benchmarks/accuracy_summary.py)
+    when that is set."""
     log = os.environ.get("FUSEGEN_ACCURACY_LOG")
-    if log:  # one JSON line per comparison, summarized by benchmarks/accuracy_summary.py
+    if log:
         with open(log, "a") as f:
-            f.write(json.dumps({"spec": [spec.input_size, spec.hidden_size, spec.num_groups],
-                                "precision": spec.precision, "batch": batch,
-                                "seed": seed, **report}) + "\n")
+            f.write(json.dumps({**case, **report}) + "\n")
+
+
+def compare_with_reference(model_new_cls, spec, batch, seed, device="cuda", strict_allclose=False, dist="rand"):
+    """fusegen.accuracy.compare against the user's reference Model, asserting that nothing missed the bar;
+    returns its report (and logs it with the engine and group strategy that ran)."""
+    module = sys.modules[model_new_cls.__module__]
+    assert module.POISON_OUTPUTS, "GPU tests run with NaN-poisoned outputs"
+    report, problems = compare(model_new_cls, reference_namespace()["Model"], spec, batch, seed, device,
+                               strict_allclose, dist)
+    log_accuracy(report, spec=[spec.input_size, spec.hidden_size, spec.num_groups], precision=spec.precision,
+                 batch=batch, seed=seed, dist=dist, engine=engine_ran(module, batch, spec.input_size),
+                 strategy=module.GROUP_STRATEGY)
+    assert not problems, "\n".join(problems)
     return report
+
+
+def selected_params(request, keys):
+    """The values of the parameters `keys` among the tests this session runs (`-k` included), so that a fixture
+    builds only the modules those tests use."""
+    return {tuple(item.callspec.params[k] for k in keys) for item in request.session.items
+            if hasattr(item, "callspec") and all(k in item.callspec.params for k in keys)}
 
 
 def prebuild(paths, jobs=None):

@@ -1,15 +1,19 @@
 """Generated chains on the GPU: every model file of tests/models through `fusegen from-model`, forward and every
 gradient (input, weight, bias, each stage's parameters) against an fp64 run of the file's own Model
-(fusegen.accuracy.compare_models: the foundation issue's bar)."""
+(fusegen.accuracy.compare_models: normwise and element-wise, kinks judged per computation), at the file's own
+small size (compensated FFMA GEMMs) and scaled up to where the tensor-core engines run, on each engine a GPU of
+this architecture can get (on a Hopper: wgmma and mma.sync), inputs drawn from every distribution in turn."""
+import math
 import os
+import re
 
 import pytest
 import torch
 
-from helpers import REPO, gpu_available, import_file, prebuild
+from helpers import REPO, engine_ran, gpu_available, import_file, log_accuracy, prebuild, selected_params
 
 import fusegen
-from fusegen.accuracy import compare_models
+from fusegen.accuracy import DISTRIBUTIONS, compare_models
 from fusegen.frontend import load_model_file
 from fusegen.interface import model_spec
 
@@ -17,39 +21,85 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="n
 
 MODELS = REPO / "tests" / "models"
 MODEL_FILES = sorted(p.name for p in MODELS.glob("*.py") if not p.name.startswith("refuse_"))
+VISIBLE_ARCH = tuple(torch.cuda.get_device_capability()) if gpu_available() else None
+# the engines a GPU of the visible architecture can get: on a Hopper wgmma, and mma.sync that sm_80/89 GPUs get
+ARCHS = [VISIBLE_ARCH] + ([(8, 0)] if VISIBLE_ARCH == fusegen.WGMMA_ARCH else []) if VISIBLE_ARCH else []
+ARCH_IDS = [f"sm{a[0]}{a[1]}" for a in ARCHS]
+# the scaled size: batch x input x hidden >= 1000 x 1020 x 1000 multiply-adds, ~4x EXACT_MAX_MACS (2^28); the
+# input a multiple of 4 (the wgmma engine's copies need 16-byte rows), not of the tiles
+BIG_BATCH, BIG_INPUT, BIG_HIDDEN = 1000, 1020, 1000
 
 
-def _arch():
-    return tuple(torch.cuda.get_device_capability()) if torch.cuda.is_available() else None
+def scaled_copy(path, out_dir):
+    """The model file with its module-level sizes raised to the scaled size: hidden (and num_groups) by a whole
+    factor, so that the group width, and with it the plan's kernels, stay the same."""
+    text = path.read_text()
+    sizes = {k: int(v) for k, v in re.findall(r"^(batch_size|input_size|hidden_size|num_groups) = (\d+)$", text, re.M)}
+    assert {"batch_size", "input_size", "hidden_size"} <= set(sizes), f"{path.name}: no module-level sizes"
+    factor = math.ceil(BIG_HIDDEN / sizes["hidden_size"])
+    new = {"batch_size": BIG_BATCH, "input_size": BIG_INPUT, "hidden_size": sizes["hidden_size"] * factor}
+    if "num_groups" in sizes:
+        new["num_groups"] = sizes["num_groups"] * factor
+    for k, v in new.items():
+        text = re.sub(rf"^{k} = \d+$", f"{k} = {v}", text, flags=re.M)
+    out = out_dir / path.name
+    out.write_text(text)
+    return out
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """Every model file's module, on the engine the visible GPU gets, built in parallel."""
+def built(tmp_path_factory, request):
+    """Every selected model file's module at its own and at the scaled size, for each engine: run-time sizes, so
+    that the two sizes share one build per (file, engine); all built in parallel."""
     out = tmp_path_factory.mktemp("models")
-    paths = {name: fusegen.write_module(fusegen.plan(model_spec(MODELS / name)[0], arch=_arch()), out)
-             for name in MODEL_FILES}
-    prebuild(list(paths.values()))
+    (out / "big").mkdir()
+    paths = {}
+    for name, arch in sorted(selected_params(request, ("name", "arch"))):
+        for size, f in (("small", MODELS / name), ("big", out / "big" / name)):
+            if size == "big" and not f.exists():
+                scaled_copy(MODELS / name, out / "big")
+            plan = fusegen.plan(model_spec(f)[0], arch=arch, fixed_sizes=False)
+            paths[name, size, arch] = (f, fusegen.write_module(plan, out / f"sm{arch[0]}{arch[1]}"))
+    prebuild(sorted({p for _, p in paths.values()}))
     return paths
 
 
-@pytest.mark.parametrize("name", MODEL_FILES)
-def test_model_file_forward_and_gradients_match_fp64(name, built):
-    model_file = load_model_file(MODELS / name)
-    module = import_file(built[name])
+def check_model_file(model_file, module, batch, seed, dist, label):
+    """compare_models on one model file's module; prints and logs what ran (engine, group strategy)."""
+    assert module.POISON_OUTPUTS, "GPU tests run with NaN-poisoned outputs"
     shape = tuple(model_file.get_inputs()[0].shape)
-    for seed, batch in ((0, shape[0]), (1, 2 * shape[0] + 1)):
-        report, problems = compare_models(module.ModelNew, model_file.Model, model_file.get_init_inputs(),
-                                          (batch,) + shape[1:], seed)
-        print(f"\n{name} batch {batch}: " + ", ".join(  # ours / the fp32 reference, rel. error vs fp64
-            f"{k} {v[0]:.2g}/{v[1]:.2g}" for k, v in report.items() if isinstance(v, tuple)))
-        assert not problems, f"{name}: " + "\n".join(problems)
+    report, problems = compare_models(module.ModelNew, model_file.Model, model_file.get_init_inputs(),
+                                      (batch,) + shape[1:], seed, dist=dist)
+    engine = engine_ran(module, batch, shape[-1])
+    print(f"\n{label} [{engine}, {module.GROUP_STRATEGY}, batch {batch}, {dist}]: " + ", ".join(
+        f"{k} {v[0]:.2g}/{v[1]:.2g}" for k, v in report.items() if isinstance(v, tuple) and k != "kink_flips")
+        + f"; kink flips {report.get('kink_flips')} of {report.get('kink_candidates')}")
+    log_accuracy(report, chain=label, engine=engine, strategy=module.GROUP_STRATEGY, batch=batch, seed=seed,
+                 dist=dist, precision=module.PRECISION)
+    return problems
+
+
+@pytest.mark.parametrize("arch", ARCHS, ids=ARCH_IDS)
+@pytest.mark.parametrize("name", MODEL_FILES)
+def test_model_file_forward_and_gradients_match_fp64(name, arch, built):
+    problems = []
+    k = MODEL_FILES.index(name) + ARCHS.index(arch)
+    for size in ("small", "big"):
+        f, path = built[name, size, arch]
+        model_file, module = load_model_file(f), import_file(path)
+        batch = model_file.get_inputs()[0].shape[0]
+        cases = ((0, batch), (1, 2 * batch + 1)) if size == "small" else ((2, batch),)
+        for seed, b in cases:
+            dist = DISTRIBUTIONS[(k + seed) % len(DISTRIBUTIONS)]
+            problems += check_model_file(model_file, module, b, seed, dist, f"{name} {size}")
+    assert not problems, f"{name}: " + "\n".join(problems)
 
 
 # --------------------------------------------------------------------------------------------------------------
 # Random chains of every stage, random constants and shapes (half of them big enough for the tensor-core
-# engines: more than 2^28 multiply-adds), written as model files and checked the same way. One hypothesis
-# example holds FUSEGEN_GPU_CHAINS chains so that their builds run in parallel.
+# engines: more than 2^28 multiply-adds), written as model files and checked the same way, on each engine and
+# input distribution in turn. One hypothesis example holds FUSEGEN_GPU_CHAINS chains so that their builds run in
+# parallel.
 # --------------------------------------------------------------------------------------------------------------
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
@@ -120,21 +170,19 @@ def test_random_chains_forward_and_gradients_match_fp64(tmp_path):
 
     draw()
     files, paths = [], []
-    for k, (src, *_) in enumerate(models):
+    for k, (src, *_) in enumerate(models):  # the engines in turn
         f = tmp_path / f"chain_{k}.py"
         f.write_text(src)
         files.append(f)
-        paths.append(fusegen.write_module(fusegen.plan(model_spec(f)[0], arch=_arch()), tmp_path / "generated"))
+        plan = fusegen.plan(model_spec(f)[0], arch=ARCHS[k % len(ARCHS)])
+        paths.append(fusegen.write_module(plan, tmp_path / "generated"))
     prebuild(sorted(set(paths)))
     failures, engines = [], set()
-    for f, path, (src, batch, inp, hidden) in zip(files, paths, models):
+    for k, (f, path, (src, batch, inp, hidden)) in enumerate(zip(files, paths, models)):
         model_file, module = load_model_file(f), import_file(path)
-        report, problems = compare_models(module.ModelNew, model_file.Model, model_file.get_init_inputs(),
-                                          (batch, inp), seed=batch)
-        engine = module.MAINLOOP if batch * hidden * inp > module.EXACT_MAX_MACS else "exact"
-        engines.add(engine)
-        print(f"\n{path.name} [{engine}, batch {batch}] "
-              + ", ".join(f"{k} {v[0]:.2g}/{v[1]:.2g}" for k, v in report.items() if isinstance(v, tuple)))
+        problems = check_model_file(model_file, module, batch, batch, DISTRIBUTIONS[k % len(DISTRIBUTIONS)],
+                                    f"random {f.name}")
+        engines.add(engine_ran(module, batch, inp))
         if problems:
             failures.append(f"{f.name}:\n{src}\n" + "\n".join(problems))
     assert not failures, "\n\n".join(failures)

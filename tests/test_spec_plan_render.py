@@ -515,6 +515,19 @@ def test_custom_ops_register_once_and_have_fake_shapes(tmp_path):
             assert mean.dtype == torch.float64
 
 
+def test_custom_op_namespace_follows_the_kernel_sources(tmp_path):
+    """A regenerated module with the same plan but other kernels must not reuse the operators an older one
+    registered in this process: the namespace carries the hash the build runtime keys the sources by."""
+    path = fusegen.write_module(fusegen.plan(fusegen.Spec(64, 64, 4)), tmp_path)
+    text = path.read_text()
+    changed = tmp_path / "changed.py"
+    changed.write_text(text.replace("_CUDA_SOURCE = r'''", "_CUDA_SOURCE = r'''// changed\n", 1))
+    old, new = import_file(path), import_file(changed)
+    assert old._NAMESPACE.startswith(fusegen.plan(fusegen.Spec(64, 64, 4)).module_name)
+    assert old._NAMESPACE != new._NAMESPACE and old._OPS is not new._OPS
+    assert import_file(path)._NAMESPACE == old._NAMESPACE
+
+
 def test_reference_file_matches_shared_reference():
     if not SHARED_REFERENCE.is_file():
         pytest.skip(f"{SHARED_REFERENCE} not present")

@@ -3,6 +3,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+batch_size = 4
+input_size = 64
+hidden_size = 32
+num_groups = 4
+
 
 class Model(nn.Module):
     def __init__(self, input_size, hidden_size, num_groups, eps=1e-5, negative_slope=0.2):
@@ -18,8 +23,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.rand(4, 64)]
+    return [torch.rand(batch_size, input_size)]
 
 
 def get_init_inputs():
-    return [64, 32, 4]
+    return [input_size, hidden_size, num_groups]

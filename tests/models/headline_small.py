@@ -2,6 +2,11 @@
 import torch
 import torch.nn as nn
 
+batch_size = 16
+input_size = 96
+hidden_size = 128
+num_groups = 8
+
 
 class Model(nn.Module):
     def __init__(self, input_size, hidden_size, num_groups, eps=1e-5, negative_slope=0.01):
@@ -19,8 +24,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.rand(16, 96)]
+    return [torch.rand(batch_size, input_size)]
 
 
 def get_init_inputs():
-    return [96, 128, 8]
+    return [input_size, hidden_size, num_groups]

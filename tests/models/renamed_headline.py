@@ -2,6 +2,11 @@
 import torch
 import torch.nn as nn
 
+batch_size = 4
+input_size = 32
+hidden_size = 16
+num_groups = 4
+
 
 class Model(nn.Module):
     def __init__(self, input_size, hidden_size, num_groups):
@@ -16,8 +21,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.rand(4, 32)]
+    return [torch.rand(batch_size, input_size)]
 
 
 def get_init_inputs():
-    return [32, 16, 4]
+    return [input_size, hidden_size, num_groups]
