@@ -9,7 +9,7 @@ import os
 
 import pytest
 import torch
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, assume, given, settings, strategies as st
 
 from helpers import HEADLINE, REPO, compare_with_reference, gpu_available, import_file, selected_params
 
@@ -72,7 +72,12 @@ def prebuilt(module_dir, request):
     return module_dir
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=False, print_blob=True,
+# FUSEGEN_GPU_SHRINK=0 reports the first failing example as found (benchmarks/mutations.py: a planted bug fails
+# hundreds of examples, and shrinking would spend minutes of device time on them)
+PHASES = tuple(Phase) if os.environ.get("FUSEGEN_GPU_SHRINK", "1") != "0" else (Phase.explicit, Phase.generate)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=False, print_blob=True, phases=PHASES,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def _random_shapes(data, precision, arch, prebuilt):

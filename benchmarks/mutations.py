@@ -1,0 +1,117 @@
+"""The GPU bar's teeth: plant one bug at a time in a scratch copy of the tree and run the GPU tests that cover the
+path it breaks; each must fail. Prints a table (which tests caught which bug, and the first problem they name).
+
+    device: PYTHONPATH=. python3 benchmarks/mutations.py [--out DIR]
+
+All mutants run at once (their builds overlap); each gets its own copy, build cache and log.
+"""
+import argparse
+import dataclasses
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutation:
+    key: str
+    what: str
+    path: str  # the file changed, relative to the repository
+    old: str  # text that occurs exactly once there
+    new: str
+    tests: tuple  # pytest arguments: the GPU tests of the path this bug breaks
+
+
+MUTATIONS = (
+    Mutation("eps", "eps dropped from the GroupNorm rstd", "templates/common.cuh.j2",
+             "return 1.0 / sqrt(m2 / count + eps);", "return 1.0 / sqrt(m2 / count); (void)eps;",
+             ("tests/test_gpu_module.py", "-k", "random_shapes and 3xtf32-sm90")),
+    Mutation("k_floor", "mma.sync mainloop's K loop bound floored (K / BK)", "templates/mainloop_mma_tf32.cuh.j2",
+             "const int k_tiles = (K + BK - 1) / BK;", "const int k_tiles = K / BK;",
+             ("tests/test_gpu_module.py", "-k", "random_shapes and 3xtf32-sm80")),
+    Mutation("bwd_sign", "Hardtanh's backward sign flipped in modules on the mma.sync engine",
+             "templates/stage_hardtanh.cuh.j2", "? g : 0.f;",
+             '? {% if plan.mainloop == "mma_tf32" %}-{% endif %}g : 0.f;',
+             ("tests/test_gpu_chains.py", "-k", "sm80 and (hardtanh or headline_variants)")),
+    Mutation("grad_w_element", "one grad_weight element scaled by 1.1 (wgmma engine, tile (0, 0))",
+             "templates/launchers.cuh.j2",
+             "return launch_wgmma<false>(wgmma_store_kernel, grid, s, hi, lo, N, M, ld, x, M, K, sx0, dw, N, K, M);",
+             "const char* e = launch_wgmma<false>(wgmma_store_kernel, grid, s, hi, lo, N, M, ld, x, M, K, sx0, dw, "
+             "N, K, M); scale_one<<<1, 1, 0, s>>>(dw + 5 * K + 7); return e;",
+             ("tests/test_gpu_chains.py", "-k", "sm90 and (relu_scale_tanh or hardtanh_wide)")),
+    Mutation("unwritten_tile", "one forward output tile left unwritten (wgmma engine, block (1, 0))",
+             "templates/launchers.cuh.j2",
+             "  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;\n  const Wgmma::Ring q = Wgmma::ring(smem);\n"
+             "  if (threadIdx.x >= Wgmma::EPI_THREADS) {\n    Wgmma::produce<true>",
+             "  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;\n  if (blockIdx.x == 1 && blockIdx.y == 0) "
+             "return;\n  const Wgmma::Ring q = Wgmma::ring(smem);\n  if (threadIdx.x >= Wgmma::EPI_THREADS) {\n"
+             "    Wgmma::produce<true>",
+             ("tests/test_gpu_chains.py", "-k", "sm90 and relu_scale_tanh")),
+)
+# the grad_weight mutant's helper kernel (a mutant may add code; it must not change the others)
+EXTRA = {"grad_w_element": ("templates/launchers.cuh.j2", "static const char* last_error() {",
+                            "__global__ void scale_one(float* p) { *p *= 1.1f; }\n\nstatic const char* last_error() {")}
+
+
+def plant(m: Mutation, root: pathlib.Path):
+    """Copy the tree to root and plant m there."""
+    shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(".git", "__pycache__", ".hypothesis", "*.egg-info"))
+    edits = [(m.path, m.old, m.new)] + ([EXTRA[m.key]] if m.key in EXTRA else [])
+    for path, old, new in edits:
+        f = root / path
+        text = f.read_text()
+        if text.count(old) != 1:
+            raise SystemExit(f"{m.key}: expected the text to change once in {path}, found it {text.count(old)} times")
+        f.write_text(text.replace(old, new))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/fusegen-mutations"))
+    ap.add_argument("--only", default="", help="comma-separated mutation keys (default: all)")
+    args = ap.parse_args(argv)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    scratch = pathlib.Path(os.environ.get("TMPDIR", "/tmp")) / "fusegen-mutants"
+    shutil.rmtree(scratch, ignore_errors=True)
+    chosen = [m for m in MUTATIONS if not args.only or m.key in args.only.split(",")]
+    procs = {}
+    start = time.time()
+    for m in chosen:
+        root = scratch / m.key
+        plant(m, root)
+        env = dict(os.environ, PYTHONPATH=str(root), FUSEGEN_CACHE_DIR=str(scratch / f"{m.key}-cache"),
+                   FUSEGEN_GPU_EXAMPLES=os.environ.get("FUSEGEN_GPU_EXAMPLES", "30"), FUSEGEN_GPU_SHRINK="0",
+                   FUSEGEN_QUIET="1",
+                   PYTHONUNBUFFERED="1")
+        env.pop("FUSEGEN_ACCURACY_LOG", None)
+        log = open(out / f"mutant-{m.key}.txt", "w")
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *m.tests]
+        log.write(f"$ {' '.join(cmd)}\n")
+        log.flush()
+        procs[m.key] = (m, subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT), log)
+    rows = []
+    for key, (m, proc, log) in procs.items():
+        rc = proc.wait()
+        log.close()
+        text = (out / f"mutant-{key}.txt").read_text()
+        failed = re.findall(r"^FAILED (\S+)", text, re.M)
+        first = next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("E ")), "")
+        rows.append((m, rc, failed, first[:160]))
+    print(f"mutants: {len(rows)} in {time.time() - start:.0f} s")
+    print("| bug planted | tests run | caught by | first problem named |")
+    print("|---|---|---|---|")
+    for m, rc, failed, first in rows:
+        caught = ", ".join(f.split("::")[-1] for f in failed) if rc == 1 and failed else f"NOT CAUGHT (pytest rc {rc})"
+        print(f"| {m.what} (`{m.path}`) | `{' '.join(m.tests)}` | {caught} | {first.replace('|', '/')} |")
+    return 0 if all(rc == 1 and failed for _, rc, failed, _ in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
