@@ -4,10 +4,13 @@ fp64 truth, beside the fp32 PyTorch reference's own error on the same inputs.
 The bar, for the output and every gradient: nothing non-finite; the normwise error ||ours - truth|| / ||truth||
 within max(4x the fp32 reference's, 1e-6); the element-wise error max|ours - truth| / max|truth| within
 max(8x the fp32 reference's, 2e-6) (so one wrong element or tile fails); the output allclose(1e-4, 1e-4) to the
-fp32 reference, or closer to fp64 than it where the two differ. Where an element's fp64 input to a kinked op
+fp32 reference, or where the two differ no farther from fp64 than it or than the GEMM's fp32 rounding bound carried
+to that element (rounding_scale). Where an element's fp64 input to a kinked op
 (ReLU, LeakyReLU, Hardtanh, clamp: Stage.kinks) lies within fp32 rounding of a kink, either side is right: each
 computation (ours, the fp32 reference) is judged against an fp64 truth that takes the side it took there.
 """
+import copy
+
 import torch
 import torch.fx
 import torch.nn as nn
@@ -142,9 +145,10 @@ def max_err(value: torch.Tensor, truth: torch.Tensor) -> float:
     return diff / top if top > 0 else diff
 
 
-def _judge(tensors, where, tf32=False, strict_allclose=False):
+def _judge(tensors, where, tf32=False, strict_allclose=False, out_rounding=None):
     """The bar (see the module docstring) over (name, ours, fp32 reference, truth for ours, truth for the fp32
-    reference) rows, the output first. Returns (report, problems): report[name] = (our normwise error, the fp32
+    reference) rows, the output first; `out_rounding`: rounding_scale's bound on each output element's fp32
+    error (None: 0). Returns (report, problems): report[name] = (our normwise error, the fp32
     reference's), report["elementwise"][name] the same for max_err, report["max_out_diff"] and
     report["allclose_exceptions"]."""
     report, problems, elementwise = {}, [], {}
@@ -174,12 +178,17 @@ def _judge(tensors, where, tf32=False, strict_allclose=False):
     if out is not None and name in report and out.numel():
         out_diff = (out - out32).abs().max().item()
         close = torch.isclose(out, out32, atol=1e-4, rtol=1e-4)
-        ours_closer = (out.double() - truth).abs() <= (out32.double() - truth).abs()
-        ok = close if strict_allclose else close | ours_closer
-        exceptions = int((~close & ours_closer).sum())
+        ours = (out.double() - truth).abs()
+        # where rounding alone can put two fp32 computations farther apart than the tolerance (rows of large
+        # magnitude, cancellation), allclose to one of them is luck: there ours must be as close to fp64 as the
+        # reference, or within the bound on the GEMM's fp32 rounding carried to that element
+        fair = (ours <= (out32.double() - truth).abs()) | (ours <= (0 if out_rounding is None else out_rounding))
+        ok = close if strict_allclose else close | fair
+        exceptions = int((~close & fair).sum())
         if not tf32 and not bool(ok.all()):
             problems.append(f"output not allclose(1e-4) to the fp32 reference: max diff {out_diff:.3g}, "
-                            f"{int((~ok).sum())} elements where the fp32 reference is also closer to fp64 {where}")
+                            f"{int((~ok).sum())} elements where ours is farther from fp64 than the fp32 reference "
+                            f"and than twice its worst error in the row {where}")
     report.update(elementwise=elementwise, max_out_diff=out_diff, allclose_exceptions=exceptions)
     return report, problems
 
@@ -227,7 +236,9 @@ def compare(model_new_cls, reference_cls, spec, batch, seed, device="cuda", stri
     truth_fp32, flips_fp32 = truth_for(fp32[0], y64, tol, fn, grad)
     where = f"({spec}, batch {batch}, seed {seed}, {dist} input); kink flips taken: ours {flips_ours}, " \
             f"fp32 reference {flips_fp32}"
-    report, problems = _judge(list(zip(NAMES, ours, fp32, truth_ours, truth_fp32)), where, tf32, strict_allclose)
+    scale = rounding_scale(ref, x, seed)
+    report, problems = _judge(list(zip(NAMES, ours, fp32, truth_ours, truth_fp32)), where, tf32, strict_allclose,
+                              scale)
     report["kink_flips"] = (flips_ours, flips_fp32)
     return report, problems
 
@@ -244,11 +255,13 @@ class _Probe(torch.fx.Interpreter):
     `forced[name]` marks (kink index -> bool mask), takes the other side of that kink than the input's own in
     backward. Forward values are unchanged: the kinked ops are continuous."""
 
-    def __init__(self, module, graph, kinked, forced=None):
+    def __init__(self, module, graph, kinked, forced=None, perturb=None):
         super().__init__(torch.fx.GraphModule(module, graph))
-        self.kinked, self.forced, self.inputs = kinked, forced or {}, {}
+        self.kinked, self.forced, self.inputs, self.perturb = kinked, forced or {}, {}, perturb or {}
 
     def run_node(self, n):
+        if n.name in self.perturb:
+            return super().run_node(n) + self.perturb[n.name]
         if n.name not in self.kinked:
             return super().run_node(n)
         p = self.env[n.args[0]]
@@ -277,6 +290,34 @@ def _run_graph(module, graph, kinked, x, grad, forced=None):
     tensors = [("out", out.detach()), ("grad_x", xin.grad)] + [
         (f"grad_{n}", None if p.grad is None else p.grad.clone()) for n, p in module.named_parameters()]
     return tensors, probe.inputs
+
+
+def rounding_scale(model, x, seed, draws=2):
+    """Per output element, how far fp32 rounding of the GEMM alone can move it: the model run in float64 with its
+    GEMM output z perturbed by random signs times a bound on an fp32 sum's error (u sqrt(K+1) ||terms||, the
+    terms x_k W[n, k] and the bias; a factor 8 of margin), the largest move over `draws` draws. This carries
+    the rounding through every later op (cancellation, GroupNorm's amplification of small variances)."""
+    from .frontend import trace_model
+
+    m64 = copy.deepcopy(model).double()
+    chain, graph = trace_model(m64)
+    x64 = x.double()
+    w = m64.get_parameter(chain.weight).detach()
+    w = w.t() if chain.weight_in_out else w  # (out, in)
+    sq = (x64 * x64) @ (w * w).t()
+    if chain.bias_name:
+        b = m64.get_parameter(chain.bias_name).detach()
+        sq = sq + b * b
+    bound = 8 * U * (x.shape[-1] + 1) ** 0.5 * sq.sqrt()
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        base = _Probe(m64, graph, {}).run(x64)
+        scale = torch.zeros_like(base)
+        for _ in range(draws):
+            signs = (torch.randint(0, 2, bound.shape, generator=gen) * 2 - 1).to(bound)
+            moved = _Probe(m64, graph, {}, perturb={chain.value_nodes[0]: signs * bound}).run(x64)
+            scale = torch.maximum(scale, (moved - base).abs())
+    return scale
 
 
 def _sq_error(tensors, truth) -> float:
@@ -336,7 +377,7 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
         (f"grad_{n}", p.grad) for n, p in ours_new.named_parameters()]
 
     chain, graph = trace_model(ref64)
-    kinked = {node: s.kinks for node, s in zip(chain.stage_nodes, chain.stages) if s.kinks}
+    kinked = {node: s.kinks for node, s in zip(chain.value_nodes[1:], chain.stages) if s.kinks}
     fp32, p32 = _run_graph(ref, graph, kinked, x, grad)
     truth, p64 = _run_graph(ref64, graph, kinked, x.double(), grad)
 
@@ -361,7 +402,8 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
     where = f"(batch {input_shape[0]}, seed {seed}, {dist} input)"
     rows = lambda t_ours: [(n, a, r, t, t32) for (n, a), (_, r), (_, t), (_, t32)  # noqa: E731
                            in zip(ours, fp32, t_ours, truth_fp32)]
-    report, problems = _judge(rows(truth), where)
+    scale = rounding_scale(ref, x, seed)
+    report, problems = _judge(rows(truth), where, out_rounding=scale)
     truth_ours, forced, flips_ours = truth, {}, 0
     if problems and candidates:  # which sides explain ours best, one ambiguous element at a time
         best = _sq_error(ours, truth)
@@ -376,7 +418,7 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
             if score < best:
                 best, forced, truth_ours, flips_ours = score, trial, t, flips_ours + 1
         if flips_ours:
-            report, problems = _judge(rows(truth_ours), where)
+            report, problems = _judge(rows(truth_ours), where, out_rounding=scale)
     if problems:
         problems[-1] += f"; kink flips taken: ours {flips_ours}, fp32 reference {flips_fp32} of {len(candidates)}"
     report["kink_flips"] = (flips_ours, flips_fp32)

@@ -62,8 +62,9 @@ class Chain:
     weight: str  # qualified name of the GEMM's weight parameter ("fc.weight", "w")
     bias_name: str | None  # qualified name of the Linear's bias parameter, None without one
     weight_in_out: bool  # True: weight stored (in, out) as for x @ w; False: (out, in) as for nn.Linear
-    # the traced graph's nodes that make each stage's value (the accuracy bar probes kinked stages there)
-    stage_nodes: tuple = dataclasses.field(default=(), compare=False, repr=False)
+    # the traced graph's node that makes each chain value (0: the GEMM's output, k: stage k-1's); the accuracy
+    # bar probes kinked stages and the GEMM's rounding there
+    value_nodes: tuple = dataclasses.field(default=(), compare=False, repr=False)
 
     def __post_init__(self):
         if self.bias != (self.bias_name is not None):
@@ -489,7 +490,7 @@ def trace_model(model, path="<model>"):
         raise ModelError(f"{path}: Model.forward must return the last stage's result")
     return Chain(input_size=int(input_size), hidden_size=int(hidden), bias=bias is not None,
                  stages=tuple(reader.stages), source=str(path), weight=weight, bias_name=bias,
-                 weight_in_out=in_out, stage_nodes=tuple(n.name for n in reader.producers[1:])), graph
+                 weight_in_out=in_out, value_nodes=tuple(n.name for n in reader.producers)), graph
 
 
 def to_spec(chain: Chain, model_file_module=None, precision=None) -> Spec:
