@@ -188,7 +188,7 @@ def _judge(tensors, where, tf32=False, strict_allclose=False, out_rounding=None)
         if not tf32 and not bool(ok.all()):
             problems.append(f"output not allclose(1e-4) to the fp32 reference: max diff {out_diff:.3g}, "
                             f"{int((~ok).sum())} elements where ours is farther from fp64 than the fp32 reference "
-                            f"and than twice its worst error in the row {where}")
+                            f"and than the GEMM's rounding allows there {where}")
     report.update(elementwise=elementwise, max_out_diff=out_diff, allclose_exceptions=exceptions)
     return report, problems
 
@@ -292,11 +292,12 @@ def _run_graph(module, graph, kinked, x, grad, forced=None):
     return tensors, probe.inputs
 
 
-def rounding_scale(model, x, seed, draws=2):
+def rounding_scale(model, x, seed, draws=3):
     """Per output element, how far fp32 rounding of the GEMM alone can move it: the model run in float64 with its
-    GEMM output z perturbed by random signs times a bound on an fp32 sum's error (u sqrt(K+1) ||terms||, the
-    terms x_k W[n, k] and the bias; a factor 8 of margin), the largest move over `draws` draws. This carries
-    the rounding through every later op (cancellation, GroupNorm's amplification of small variances)."""
+    GEMM output z perturbed by standard normal draws times a bound on an fp32 sum's error (u sqrt(K+1) ||terms||,
+    the terms x_k W[n, k] and the bias; a factor 8 of margin), the largest move over `draws` draws. This carries
+    the rounding through every later op (cancellation, GroupNorm's amplification of small variances; normal
+    rather than sign draws, so that a narrow group's difference of two perturbations is rarely 0)."""
     from .frontend import trace_model
 
     m64 = copy.deepcopy(model).double()
@@ -314,8 +315,8 @@ def rounding_scale(model, x, seed, draws=2):
         base = _Probe(m64, graph, {}).run(x64)
         scale = torch.zeros_like(base)
         for _ in range(draws):
-            signs = (torch.randint(0, 2, bound.shape, generator=gen) * 2 - 1).to(bound)
-            moved = _Probe(m64, graph, {}, perturb={chain.value_nodes[0]: signs * bound}).run(x64)
+            draw = torch.randn(bound.shape, generator=gen, dtype=torch.float64).to(bound.device)
+            moved = _Probe(m64, graph, {}, perturb={chain.value_nodes[0]: draw * bound}).run(x64)
             scale = torch.maximum(scale, (moved - base).abs())
     return scale
 
@@ -389,7 +390,7 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
         tol = 8 * (rms(b - a) + 8 * U * rms(a))
         masks = []
         for i, (k, _, _) in enumerate(kinks):
-            near = (a - k).abs() <= tol
+            near = ((a - k).abs() <= tol) & (a != k)  # an exact tie is no rounding: torch's side is the truth
             flipped = near & ((b > k) != (a > k))
             masks.append(flipped if bool(flipped.any()) else None)
             for e in near.nonzero().tolist():
