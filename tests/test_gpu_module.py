@@ -106,15 +106,20 @@ def test_random_shapes_match_fp64_reference(precision, arch, prebuilt):
 HARD_CASES = [(200, 38, 16, 691, 4045), (3, 8, 8192, 7, 8), (200, 1, 1, 1, 9825), (128, 1, 1, 1, 135), (3, 3, 127, 1, 2763495)] + [
     (3, 1 + 7 * (s % 2), (4097, 8192)[s % 3 == 0], 1 + s % 8, s) for s in range(40)] + [
     (3, 92, 273, 2, 0), (3, 45, 272, 512, 1)]
+# (gw, groups, input, batch, seed, input distribution): a one-feature layer of 3-channel groups from uniform(-1, 1)
+# input, whose grad_x (one cancelling sum) is decided by z's rounding: ours 1.13e-6 against the reference's lucky
+# 1.9e-7 on the H200, inside what z's rounding alone causes (1.5e-6)
+HARD_CASES += [(3, 2434, 1, 1, 2434, "uniform")]
 
 
 @pytest.mark.parametrize("precision,arch", VARIANTS, ids=VARIANT_IDS)
-@pytest.mark.parametrize("gw,groups,input_size,batch,seed", HARD_CASES)
-def test_known_hard_shapes(gw, groups, input_size, batch, seed, precision, arch, prebuilt):
+@pytest.mark.parametrize("case", HARD_CASES, ids=lambda c: "-".join(map(str, c)))
+def test_known_hard_shapes(case, precision, arch, prebuilt):
+    gw, groups, input_size, batch, seed, dist = case + ("rand",) * (6 - len(case))
     if batch * gw == 1:
         pytest.skip("GroupNorm needs more than one value a group")
     spec = fusegen.Spec(input_size=input_size, hidden_size=gw * groups, num_groups=groups, precision=precision)
-    compare_with_reference(dynamic_module(spec, prebuilt, arch).ModelNew, spec, batch, seed)
+    compare_with_reference(dynamic_module(spec, prebuilt, arch).ModelNew, spec, batch, seed, dist=dist)
 
 
 def _headline_module():
