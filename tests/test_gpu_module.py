@@ -25,6 +25,7 @@ GROUP_WIDTHS = (1, 3, 16, 128, 200, 384)
 EXAMPLES = int(os.environ.get("FUSEGEN_GPU_EXAMPLES", "100"))
 PRECISIONS = tuple(os.environ.get("FUSEGEN_PRECISIONS", ",".join(fusegen.spec.PRECISIONS)).split(","))
 VISIBLE_ARCH = tuple(torch.cuda.get_device_capability()) if gpu_available() else None
+EXACT_MAX_MACS = fusegen.plan(fusegen.Spec(8, 8, 1)).exact_max_macs  # at most this: the compensated FFMA path
 
 
 def _variants():
@@ -82,11 +83,19 @@ PHASES = tuple(Phase) if os.environ.get("FUSEGEN_GPU_SHRINK", "1") != "0" else (
 @given(data=st.data())
 def _random_shapes(data, precision, arch, prebuilt):
     gw = data.draw(st.sampled_from(GROUP_WIDTHS), label="group width")
-    groups = data.draw(st.one_of(st.just(1), st.integers(1, 8), st.integers(1, max(1, 8192 // gw))), label="groups")
-    input_size = data.draw(st.one_of(st.integers(1, 16), st.integers(1, 8192),
-                                     st.sampled_from([1, 3, 127, 129, 4097, 8191, 8192])), label="input")
-    batch = data.draw(st.one_of(st.integers(1, 16), st.integers(1, 2048), st.sampled_from([1, 127, 129, 2048])),
-                      label="batch")
+    if data.draw(st.booleans(), label="above EXACT_MAX_MACS"):  # half the examples where the main engine runs
+        batch = data.draw(st.one_of(st.integers(256, 2048), st.sampled_from([257, 1000, 2048])), label="batch")
+        input_size = data.draw(st.one_of(st.integers(256, 8192), st.sampled_from([257, 1023, 4097, 8191, 8192])),
+                               label="input")
+        least = -(-(EXACT_MAX_MACS + 1) // (batch * input_size * gw))  # groups for more than 2^28 multiply-adds
+        groups = data.draw(st.integers(least, max(least, 8192 // gw)), label="groups")
+    else:
+        groups = data.draw(st.one_of(st.just(1), st.integers(1, 8), st.integers(1, max(1, 8192 // gw))),
+                           label="groups")
+        input_size = data.draw(st.one_of(st.integers(1, 16), st.integers(1, 8192),
+                                         st.sampled_from([1, 3, 127, 129, 4097, 8191, 8192])), label="input")
+        batch = data.draw(st.one_of(st.integers(1, 16), st.integers(1, 2048), st.sampled_from([1, 127, 129, 2048])),
+                          label="batch")
     seed = data.draw(st.integers(0, 2**31 - 1), label="seed")
     dist = data.draw(st.sampled_from(DISTRIBUTIONS), label="input distribution")
     assume(batch * gw > 1)  # the reference's GroupNorm refuses a single value a group
