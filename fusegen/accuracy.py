@@ -240,12 +240,12 @@ def compare(model_new_cls, reference_cls, spec, batch, seed, device="cuda", stri
     truth_fp32, flips_fp32 = truth_for(fp32[0], y64, tol, fn, grad)
     where = f"({spec}, batch {batch}, seed {seed}, {dist} input); kink flips taken: ours {flips_ours}, " \
             f"fp32 reference {flips_fp32}"
-    scale = rounding_scale(ref, x, seed)
     from .frontend import trace_model
 
     ref64 = copy.deepcopy(ref).double()
     chain, graph = trace_model(ref64)
     x64 = x.double()
+    scale = rounding_scale(ref64, graph, chain, x64, seed)
     floors = z_rounding_floor(ref64, graph, chain, x64, grad, _run_graph(ref64, graph, {}, x64, grad)[0], seed)
     report, problems = _judge(list(zip(NAMES, ours, fp32, truth_ours, truth_fp32)), where, tf32, strict_allclose,
                               scale, floors)
@@ -303,24 +303,20 @@ def _run_graph(module, graph, kinked, x, grad, forced=None, perturb=None):
     return tensors, probe.inputs
 
 
-def rounding_scale(model, x, seed, draws=3):
+def rounding_scale(m64, graph, chain, x64, seed, draws=3):
     """Per output element, how far fp32 rounding of the GEMM alone can move it: the model run in float64 with its
     GEMM output z perturbed by standard normal draws times a bound on an fp32 sum's error (u sqrt(K+1) ||terms||,
     the terms x_k W[n, k] and the bias; a factor 8 of margin), the largest move over `draws` draws. This carries
     the rounding through every later op (cancellation, GroupNorm's amplification of small variances; normal
-    rather than sign draws, so that a narrow group's difference of two perturbations is rarely 0)."""
-    from .frontend import trace_model
-
-    m64 = copy.deepcopy(model).double()
-    chain, graph = trace_model(m64)
-    x64 = x.double()
+    rather than sign draws, so that a narrow group's difference of two perturbations is rarely 0). m64, graph,
+    chain: the reference in float64 and its trace (frontend.trace_model)."""
     w = m64.get_parameter(chain.weight).detach()
     w = w.t() if chain.weight_in_out else w  # (out, in)
     sq = (x64 * x64) @ (w * w).t()
     if chain.bias_name:
         b = m64.get_parameter(chain.bias_name).detach()
         sq = sq + b * b
-    bound = 8 * U * (x.shape[-1] + 1) ** 0.5 * sq.sqrt()
+    bound = 8 * U * (x64.shape[-1] + 1) ** 0.5 * sq.sqrt()
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         base = _Probe(m64, graph, {}).run(x64)
@@ -399,13 +395,11 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
         out_shape = ref(x).shape
     grad = torch.randn(*out_shape, generator=gen).to(device)
 
-    ours_new = new  # ModelNew runs as a user runs it: its own forward, autograd through our kernels
-    ours_new.zero_grad(set_to_none=True)
+    new.zero_grad(set_to_none=True)  # ModelNew runs as a user runs it: its own forward, autograd through our kernels
     xin = x.detach().requires_grad_()
-    out = ours_new(xin)
+    out = new(xin)
     out.backward(grad)
-    ours = [("out", out.detach()), ("grad_x", xin.grad)] + [
-        (f"grad_{n}", p.grad) for n, p in ours_new.named_parameters()]
+    ours = [("out", out.detach()), ("grad_x", xin.grad)] + [(f"grad_{n}", p.grad) for n, p in new.named_parameters()]
 
     chain, graph = trace_model(ref64)
     kinked = {node: s.kinks for node, s in zip(chain.value_nodes[1:], chain.stages) if s.kinks}
@@ -413,7 +407,7 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
     truth, p64 = _run_graph(ref64, graph, kinked, x.double(), grad)
 
     # the elements within rounding of a kink, and the side the fp32 reference took there
-    candidates, ref_forced = [], {}
+    candidates, ref_forced, n_candidates = [], {}, 0
     for node, kinks in kinked.items():
         a, b = p64[node], p32[node].double()
         rms = lambda t: t.pow(2).mean(-1, keepdim=True).sqrt()  # noqa: E731
@@ -423,8 +417,11 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
             near = ((a - k).abs() <= tol) & (a != k)  # an exact tie is no rounding: torch's side is the truth
             flipped = near & ((b > k) != (a > k))
             masks.append(flipped if bool(flipped.any()) else None)
-            for e in near.nonzero().tolist():
-                candidates.append((abs(a[tuple(e)].item() - k), node, i, tuple(e)))
+            where_near = near.nonzero()
+            gap = (a[near] - k).abs()
+            n_candidates += len(gap)
+            for j in gap.argsort()[:MAX_KINK_CANDIDATES].tolist():  # the nearest of this kink
+                candidates.append((gap[j].item(), node, i, tuple(where_near[j].tolist())))
         if any(m is not None for m in masks):
             ref_forced[node] = masks
     truth_fp32 = _run_graph(ref64, graph, kinked, x.double(), grad, ref_forced)[0] if ref_forced else truth
@@ -433,7 +430,7 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
     where = f"(batch {input_shape[0]}, seed {seed}, {dist} input)"
     rows = lambda t_ours: [(n, a, r, t, t32) for (n, a), (_, r), (_, t), (_, t32)  # noqa: E731
                            in zip(ours, fp32, t_ours, truth_fp32)]
-    scale = rounding_scale(ref, x, seed)
+    scale = rounding_scale(ref64, graph, chain, x.double(), seed)
     floors = z_rounding_floor(ref64, graph, chain, x.double(), grad, truth, seed)
     report, problems = _judge(rows(truth), where, out_rounding=scale, floors=floors)
     truth_ours, forced, flips_ours = truth, {}, 0
@@ -452,7 +449,7 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
         if flips_ours:
             report, problems = _judge(rows(truth_ours), where, out_rounding=scale, floors=floors)
     if problems:
-        problems[-1] += f"; kink flips taken: ours {flips_ours}, fp32 reference {flips_fp32} of {len(candidates)}"
+        problems[-1] += f"; kink flips taken: ours {flips_ours}, fp32 reference {flips_fp32} of {n_candidates}"
     report["kink_flips"] = (flips_ours, flips_fp32)
-    report["kink_candidates"] = len(candidates)
+    report["kink_candidates"] = n_candidates
     return report, problems
