@@ -5,6 +5,7 @@ import json
 import pathlib
 import textwrap
 
+from .ops import chain_title
 from .plan import FRAGMENT, NO_NORM, TILE_LOCAL, TWO_STAGE, Plan
 from .spec import FP32, TF32, TF32X3
 
@@ -166,8 +167,7 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
 
 
 def _layer_title(plan: Plan) -> str:
-    from .render import layer
-    return layer(plan).title
+    return chain_title(plan.spec.chain)
 
 
 def _wrap(line: str, width: int = 110) -> str:

@@ -16,25 +16,11 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .ops import OPS
 from .spec import HEADLINE_KINDS, Spec, Stage
 
 # stage kind -> how it appears (for messages and the README table)
-STAGES = {
-    "group_norm": "nn.GroupNorm, F.group_norm (at most one, over the Linear's out features)",
-    "leaky_relu": "nn.LeakyReLU, F.leaky_relu",
-    "relu": "nn.ReLU, F.relu, torch.relu, x.relu()",
-    "gelu": "nn.GELU, F.gelu (approximate 'none' or 'tanh')",
-    "silu": "nn.SiLU, F.silu, x * torch.sigmoid(x)",
-    "sigmoid": "nn.Sigmoid, torch.sigmoid, F.sigmoid, x.sigmoid()",
-    "tanh": "nn.Tanh, torch.tanh, x.tanh()",
-    "mish": "nn.Mish, F.mish",
-    "hardtanh": "nn.Hardtanh, nn.ReLU6, F.hardtanh, F.relu6",
-    "clamp": "torch.clamp, torch.clip, x.clamp(), x.clamp_min(), x.clamp_max() (constant bounds)",
-    "add_self": "x + x, torch.add(x, x), x.add(x)",
-    "scalar": "x * c, x / c, x + c, x - c, c - x, -x, torch.mul/div/add/sub, x.mul()/div()/add()/sub() (a constant c)",
-    "channel": "x * p, x / p, x + p, x - p (p an nn.Parameter of shape (hidden,) or (1, hidden))",
-    "residual": "x + y (y an earlier value of the chain, e.g. the Linear's output)",
-}
+STAGES = {kind: o.spellings for kind, o in OPS.items()}
 # Every recognized stage is generated: the headline chain through to_spec (the short-form Spec, the module
 # `fusegen render` makes), every other chain through interface.model_spec, which keeps the file's constructor.
 GENERATED = tuple(STAGES)

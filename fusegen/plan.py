@@ -4,6 +4,7 @@ import dataclasses
 import hashlib
 from typing import Union
 
+from .ops import op
 from .spec import FP32, TF32, TF32X3, Spec, SpecError
 
 __all__ = ["GemmTile", "MmaTile", "WgmmaTile", "StagePlan", "Plan", "plan", "FRAGMENT", "TILE_LOCAL", "TWO_STAGE",
@@ -134,16 +135,6 @@ class WgmmaTile:
         return f"m{self.block_m}n{self.block_n}s{self.stages}"
 
 
-# Per stage kind: the runtime scalars it reads (from the Stage's params, in this order) and the compile-time choices
-# baked into its template. Scalars are kernel arguments, so a module built once serves any value of them.
-STAGE_SCALARS = {"leaky_relu": ("negative_slope",), "hardtanh": ("min_val", "max_val"), "clamp": ("min", "max"),
-                 "scalar": ("value",)}
-STAGE_CHOICES = {"gelu": ("approximate",), "scalar": ("op",), "channel": ("op",)}
-SHORT = {"group_norm": "gn", "leaky_relu": "lrelu", "add_self": "x2", "relu": "relu", "gelu": "gelu", "silu": "silu",
-         "sigmoid": "sigm", "tanh": "tanh", "mish": "mish", "hardtanh": "htanh", "clamp": "clamp", "scalar": "s",
-         "channel": "c", "residual": "res"}
-
-
 @dataclasses.dataclass(frozen=True)
 class StagePlan:
     """An element-wise stage as the templates express it: struct S<index> reads chain value v<index> and makes
@@ -172,7 +163,7 @@ def plan_chain(spec: Spec):
         if s.kind == "group_norm":
             continue
         scalars = []
-        for name in STAGE_SCALARS.get(s.kind, ()):
+        for name in op(s.kind).scalars:
             scalars.append((name, len(scalar_slots)))
             scalar_slots.append((i, name))
         chan = -1
@@ -183,7 +174,7 @@ def plan_chain(spec: Spec):
         if s.kind == "residual" and not (0 <= src <= i and (gn_index < 0 or (src <= gn_index) == (i < gn_index))):
             raise SpecError(f"stage {i} (residual) adds chain value {src}: it must be an earlier value on the same "
                              f"side of the GroupNorm (at {gn_index})")
-        stages.append(StagePlan(s.kind, i, tuple((n, s.param(n)) for n in STAGE_CHOICES.get(s.kind, ())),
+        stages.append(StagePlan(s.kind, i, tuple((n, s.param(n)) for n in op(s.kind).choices),
                                 tuple(scalars), chan, src))
     return tuple(stages), gn_index, tuple(scalar_slots), tuple(chan_slots)
 
@@ -255,7 +246,7 @@ class Plan:
 
     @property
     def chain_name(self) -> str:
-        return "_".join(["lin"] + [SHORT[s.kind] for s in self.spec.chain])
+        return "_".join(["lin"] + [op(s.kind).short for s in self.spec.chain])
 
     @property
     def precision(self) -> str:

@@ -8,6 +8,7 @@ import types
 import jinja2
 
 from .explain import explain
+from .ops import chain_title
 from .plan import Plan, plan as make_plan
 from .spec import Spec
 
@@ -55,23 +56,6 @@ def render(spec_or_plan) -> str:
         cuda_flags=list(CUDA_FLAGS) + list(p.arch_flags), cxx_flags=list(CXX_FLAGS), jit_runtime=JIT_RUNTIME.read_text())
 
 
-TITLES = {"group_norm": "GroupNorm", "leaky_relu": "LeakyReLU", "add_self": "x + x", "relu": "ReLU", "gelu": "GELU",
-          "silu": "SiLU", "sigmoid": "Sigmoid", "tanh": "Tanh", "mish": "Mish", "hardtanh": "Hardtanh",
-          "clamp": "clamp", "scalar": "scalar", "channel": "per-channel", "residual": "residual add"}
-_OPS = {"mul": "*", "div": "/", "add": "+", "sub": "-"}
-
-
-def _title(stage) -> str:
-    if stage.kind == "scalar":
-        op, c = stage.param("op"), stage.param("value")
-        return f"{c!r} - x" if op == "rsub" else f"x {_OPS[op]} {c!r}"
-    if stage.kind == "channel":
-        return f"x {_OPS[stage.param('op')]} {stage.param('param')}"
-    if stage.kind == "gelu" and stage.param("approximate") == "tanh":
-        return "GELU (tanh)"
-    return TITLES[stage.kind]
-
-
 def _attr_expr(qualname: str) -> str:
     """Python that reads parameter `qualname` of self: attribute access where the name allows it."""
     if all(part.isidentifier() for part in qualname.split(".")):
@@ -111,7 +95,7 @@ def layer(p: Plan):
     present = set(names)
     return types.SimpleNamespace(
         headline=face is None,
-        title=" -> ".join(["Linear"] + [_title(st) for st in chain]),
+        title=chain_title(chain),
         tensors=tensors, tensor_names=names, chan_names=chan_names,
         scalar_names=[f"s{k}" for k in range(len(p.scalar_slots))], scalar_exprs=scalar_exprs, eps_expr=eps_expr,
         saved_names=["x", "weight"] + [n for n in names if n not in ("weight", "bias")] + ["z", "mean", "rstd"],

@@ -4,6 +4,8 @@ and `interface` from a model file."""
 import dataclasses
 import math
 
+from .ops import op
+
 
 # How the GEMMs multiply (see the README's precision table):
 TF32X3 = "3xtf32"  # tensor cores, each fp32 operand split into two TF32 parts, 3 products: fp32-accurate
@@ -15,7 +17,7 @@ PRECISIONS = (TF32X3, TF32, FP32)
 @dataclasses.dataclass(frozen=True)
 class Stage:
     """One element-wise stage (or the GroupNorm) after the Linear, as the front end read it from a model."""
-    kind: str  # a key of fusegen.frontend.STAGES
+    kind: str  # a key of fusegen.ops.OPS
     params: tuple = ()  # (name, value) pairs read from the traced module or call
     where: str = dataclasses.field(default="", compare=False, repr=False)  # file:line in the model file
 
@@ -26,22 +28,7 @@ class Stage:
     def kinks(self) -> tuple:
         """Where this stage's derivative jumps: (position, slope below, slope above) each. An fp32 computation
         whose input lies within its rounding of a kink may take either side; the accuracy bar allows both."""
-        return KINKS.get(self.kind, lambda s: ())(self)
-
-
-def _bounds(lo, hi):
-    """The kinks of a clamp to [lo, hi] (either bound may be None)."""
-    return tuple(k for k in ((lo, 0.0, 1.0) if lo is not None else None,
-                             (hi, 1.0, 0.0) if hi is not None else None) if k)
-
-
-# stage kind -> its kinks (see Stage.kinks); the smooth stages have none
-KINKS = {
-    "relu": lambda s: ((0.0, 0.0, 1.0),),
-    "leaky_relu": lambda s: ((0.0, s.param("negative_slope"), 1.0),),
-    "hardtanh": lambda s: _bounds(s.param("min_val"), s.param("max_val")),
-    "clamp": lambda s: _bounds(s.param("min"), s.param("max")),
-}
+        return op(self.kind).kinks_of(self)
 
 
 @dataclasses.dataclass(frozen=True)

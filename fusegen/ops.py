@@ -1,0 +1,82 @@
+"""The op registry: every op that can follow the GEMM, declared once. The front end, the planner, the renderer and
+the accuracy bar read it instead of keeping tables of their own; an op's device code is its template
+(`templates/stage_<kind>.cuh.j2`: a struct with `fwd` and `bwd`; the GroupNorm's are its epilogues).
+
+Adding an element-wise op: one entry here, one template, and its spellings in the front end's reader.
+"""
+import dataclasses
+
+ELEMENTWISE = "element-wise"
+GROUP = "group"  # a reduction over a group of channels of a row (GroupNorm)
+
+_SIGNS = {"mul": "*", "div": "/", "add": "+", "sub": "-"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Op:
+    kind: str  # the Stage kind
+    title: str  # its words in plans, module titles and explanations
+    short: str  # its piece of a module's readable name
+    spellings: str  # how the front end recognizes it (messages, the README table)
+    reduces: str = ELEMENTWISE  # ELEMENTWISE, or what it reduces over
+    scalars: tuple = ()  # the Stage params it reads at run time (kernel arguments: one build serves any value)
+    choices: tuple = ()  # the Stage params baked into its template (they change the emitted CUDA)
+    kinks: object = None  # Stage -> ((position, slope below, slope above), ...): where its derivative jumps
+    describe: object = None  # Stage -> its title with the constants that matter (default: `title`)
+
+    def title_of(self, stage) -> str:
+        return self.describe(stage) if self.describe else self.title
+
+    def kinks_of(self, stage) -> tuple:
+        return self.kinks(stage) if self.kinks else ()
+
+
+def _bounds(lo, hi):
+    """The kinks of a clamp to [lo, hi] (either bound may be None)."""
+    return tuple(k for k in ((lo, 0.0, 1.0) if lo is not None else None,
+                             (hi, 1.0, 0.0) if hi is not None else None) if k)
+
+
+def _scalar_title(s):
+    how, c = s.param("op"), s.param("value")
+    return f"{c!r} - x" if how == "rsub" else f"x {_SIGNS[how]} {c!r}"
+
+
+OPS = {op.kind: op for op in (
+    Op("group_norm", "GroupNorm", "gn", "nn.GroupNorm, F.group_norm (at most one, over the Linear's out features)",
+       reduces=GROUP),
+    Op("leaky_relu", "LeakyReLU", "lrelu", "nn.LeakyReLU, F.leaky_relu", scalars=("negative_slope",),
+       kinks=lambda s: ((0.0, s.param("negative_slope"), 1.0),)),
+    Op("relu", "ReLU", "relu", "nn.ReLU, F.relu, torch.relu, x.relu()", kinks=lambda s: ((0.0, 0.0, 1.0),)),
+    Op("gelu", "GELU", "gelu", "nn.GELU, F.gelu (approximate 'none' or 'tanh')", choices=("approximate",),
+       describe=lambda s: "GELU (tanh)" if s.param("approximate") == "tanh" else "GELU"),
+    Op("silu", "SiLU", "silu", "nn.SiLU, F.silu, x * torch.sigmoid(x)"),
+    Op("sigmoid", "Sigmoid", "sigm", "nn.Sigmoid, torch.sigmoid, F.sigmoid, x.sigmoid()"),
+    Op("tanh", "Tanh", "tanh", "nn.Tanh, torch.tanh, x.tanh()"),
+    Op("mish", "Mish", "mish", "nn.Mish, F.mish"),
+    Op("hardtanh", "Hardtanh", "htanh", "nn.Hardtanh, nn.ReLU6, F.hardtanh, F.relu6", scalars=("min_val", "max_val"),
+       kinks=lambda s: _bounds(s.param("min_val"), s.param("max_val"))),
+    Op("clamp", "clamp", "clamp",
+       "torch.clamp, torch.clip, x.clamp(), x.clamp_min(), x.clamp_max() (constant bounds)", scalars=("min", "max"),
+       kinks=lambda s: _bounds(s.param("min"), s.param("max"))),
+    Op("add_self", "x + x", "x2", "x + x, torch.add(x, x), x.add(x)"),
+    Op("scalar", "scalar", "s",
+       "x * c, x / c, x + c, x - c, c - x, -x, torch.mul/div/add/sub, x.mul()/div()/add()/sub() (a constant c)",
+       scalars=("value",), choices=("op",), describe=_scalar_title),
+    Op("channel", "per-channel", "c", "x * p, x / p, x + p, x - p (p an nn.Parameter of shape (hidden,) or (1, hidden))",
+       choices=("op",), describe=lambda s: f"x {_SIGNS[s.param('op')]} {s.param('param')}"),
+    Op("residual", "residual add", "res", "x + y (y an earlier value of the chain, e.g. the Linear's output)"),
+)}
+
+
+def op(kind: str) -> Op:
+    """The registered op of a stage kind."""
+    try:
+        return OPS[kind]
+    except KeyError:
+        raise KeyError(f"no op {kind!r} in the registry (fusegen/ops.py); known: {', '.join(OPS)}") from None
+
+
+def chain_title(chain) -> str:
+    """A layer in words: "Linear -> GroupNorm -> LeakyReLU -> x + x"."""
+    return " -> ".join(["Linear"] + [op(s.kind).title_of(s) for s in chain])

@@ -1,0 +1,53 @@
+"""The op registry (fusegen/ops.py): every op is whole — device code with a forward and a backward, a front-end
+spelling, a README row, a short name — so that nothing is half-added."""
+import re
+
+import pytest
+
+from helpers import REPO
+
+from fusegen.frontend import STAGES
+from fusegen.ops import ELEMENTWISE, GROUP, OPS, chain_title, op
+from fusegen.spec import Spec, Stage
+
+TEMPLATES = REPO / "templates"
+
+
+@pytest.mark.parametrize("kind", sorted(OPS))
+def test_every_op_has_device_code_with_forward_and_backward(kind):
+    o = OPS[kind]
+    if o.reduces == GROUP:  # GroupNorm: its epilogues per strategy, its backward kernel
+        assert list(TEMPLATES.glob("epilogue_gn_*.cuh.j2")) and (TEMPLATES / "gn_backward.cuh.j2").is_file()
+        return
+    assert o.reduces == ELEMENTWISE
+    if kind == "residual":  # reads two chain values: composed in the chain itself
+        text = (TEMPLATES / "epilogue_chain.cuh.j2").read_text()
+        assert 'st.kind == "residual"' in text
+        return
+    text = (TEMPLATES / f"stage_{kind}.cuh.j2").read_text()
+    assert re.search(r"\bfwd\(", text) and re.search(r"\bbwd\(", text), f"stage_{kind}: fwd and bwd"
+    for name in o.scalars:  # runtime scalars are read through their slots
+        assert f'st.slot("{name}")' in text, f"stage_{kind} does not read its scalar {name}"
+    for name in o.choices:
+        assert f'st.choice("{name}")' in text, f"stage_{kind} does not express its choice {name}"
+
+
+def test_every_op_has_a_spelling_a_readme_row_and_a_unique_short_name():
+    readme = (REPO / "README.md").read_text()
+    table = readme[readme.index("| stage | spellings recognized |"):]
+    table = table[:table.index("\n\n")]
+    for kind, o in OPS.items():
+        assert STAGES[kind] == o.spellings and o.spellings
+        assert o.title in table, f"README's stage table has no row for {o.title}"
+    shorts = [o.short for o in OPS.values()]
+    assert len(set(shorts)) == len(shorts)
+
+
+def test_titles_and_kinks_come_from_the_registry():
+    assert chain_title(Spec(8, 8, 1).chain) == "Linear -> GroupNorm -> LeakyReLU -> x + x"
+    assert op("scalar").title_of(Stage("scalar", (("op", "rsub"), ("value", 2.0)))) == "2.0 - x"
+    assert Stage("hardtanh", (("min_val", -1.0), ("max_val", 2.0))).kinks == ((-1.0, 0.0, 1.0), (2.0, 1.0, 0.0))
+    assert Stage("clamp", (("min", None), ("max", 3.0))).kinks == ((3.0, 1.0, 0.0),)
+    assert Stage("gelu", (("approximate", "none"),)).kinks == ()
+    with pytest.raises(KeyError, match="no op 'softplus'"):
+        op("softplus")
