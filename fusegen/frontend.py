@@ -129,6 +129,10 @@ _BINARY = {operator.add: "add", torch.add: "add", operator.sub: "sub", torch.sub
 _BINARY_METHODS = {"add": "add", "sub": "sub", "subtract": "sub", "mul": "mul", "multiply": "mul", "div": "div",
                    "divide": "div", "true_divide": "div"}
 _NEG = {operator.neg, torch.neg, torch.negative}
+# min / max: a reduction with a dim (or of everything), element-wise against a second tensor
+_MIN_MAX = {torch.min: "min", torch.max: "max", torch.amin: "min", torch.amax: "max", torch.minimum: "min",
+            torch.maximum: "max", torch.fmin: "min", torch.fmax: "max"}
+_MIN_MAX_METHODS = {"min", "max", "amin", "amax", "minimum", "maximum", "fmin", "fmax"}
 _GEMMS = {operator.matmul, torch.matmul, torch.mm}
 
 
@@ -307,11 +311,25 @@ class _Reader:
             self.unary_input(node)
             weight, bias = (self.norm_param(node, _arg(node, i, name)) for i, name in ((2, "weight"), (3, "bias")))
             return self.group_norm(node, _arg(node, 1, "num_groups"), _arg(node, 4, "eps", 1e-5), weight, bias)
+        if fn in _MIN_MAX or method in _MIN_MAX_METHODS:
+            self.min_max(node, _MIN_MAX.get(fn) or method.lstrip("af").replace("imum", ""))
         if fn is F.dropout:
             self.unary_input(node)
             p, training = _arg(node, 1, "p", 0.5), _arg(node, 2, "training", True)
             return "identity" if p == 0 or not training else self.refuse(node)
         self.refuse(node)
+
+    def min_max(self, node, which):
+        """Refuse a min / max, saying which it is: a reduction (a dim, or none and no second operand) or
+        element-wise against a second tensor."""
+        other = _arg(node, 1, "other")
+        dim = node.kwargs.get("dim", other if isinstance(other, (int, tuple, list)) else None)
+        if isinstance(other, torch.fx.Node):
+            self.refuse(node, f"element-wise {which} against a tensor: not generated yet (clamp with constant "
+                              "bounds is)")
+        if dim is None:
+            self.refuse(node, f"a {which} reduction over the whole tensor")
+        self.refuse(node, f"a {which} reduction over dim {dim!r}: reductions are not generated yet")
 
     def gelu(self, node, approximate):
         if approximate not in ("none", "tanh"):

@@ -56,6 +56,8 @@ def test_from_model_cli_renders_what_render_renders(tmp_path):
     ("refuse_two_gemms.py", "Linear (a second GEMM)", "self.fc2("),
     ("refuse_dropout.py", "Dropout (dropout in training)", "self.drop("),
     ("refuse_mean.py", "mean (a reduction)", "x.mean("),
+    ("refuse_max_reduction.py", "max (a max reduction over dim 1", "torch.max(x, dim=1"),
+    ("refuse_min_elementwise.py", "min (element-wise min against a tensor", "torch.min(x, self.constant)"),
     ("refuse_second_groupnorm.py", "GroupNorm (a second GroupNorm", "self.gn2(x)"),
     ("refuse_column_param.py", "mul (a parameter operand scale of shape (16, 1): a per-channel parameter has shape "
                                "(16,) or (1, 16))", "x * self.scale"),
