@@ -169,7 +169,7 @@ def _spec(args, command):
 def _plan(args, spec):
     gpu = args.gpu or _visible_gpu()
     if gpu is None:  # rendering for another machine: the table's only tuned GPU for this layer, if one
-        from .tune import tuned_gpus
+        from .tuning import tuned_gpus
         tuned = tuned_gpus(spec)
         gpu = tuned[0] if len(tuned) == 1 else None
     return plan(spec, fixed_sizes=not args.dynamic_sizes, gpu=gpu, arch=args.arch or _visible_arch())
@@ -216,7 +216,7 @@ def show_config() -> int:
     builds, size = _cache_builds(root) if root.is_dir() else (0, 0)
     origin = "FUSEGEN_CACHE_DIR" if os.environ.get("FUSEGEN_CACHE_DIR") else "default; set FUSEGEN_CACHE_DIR"
     print(f"cache: {root} ({origin}): {builds} builds, {size / 1e6:.1f} MB")
-    from .tune import TABLE, load_table
+    from .tuning import TABLE, load_table
     print(f"tuning table: {TABLE} (GPUs: {', '.join(sorted(load_table())) or 'none'})")
     return 0
 

@@ -5,7 +5,8 @@ import hashlib
 from typing import Union
 
 from .ops import op
-from .spec import FP32, TF32, TF32X3, Spec, SpecError
+from .spec import TF32, TF32X3, Spec, SpecError
+from .tuning import lookup
 
 __all__ = ["GemmTile", "MmaTile", "WgmmaTile", "StagePlan", "Plan", "plan", "FRAGMENT", "TILE_LOCAL", "TWO_STAGE",
            "NO_NORM", "WGMMA_ARCH"]
@@ -337,8 +338,8 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
                         f"got a {type(tile).__name__}")
     tuned_for = ""
     if tile is None and gpu:
-        from .tune import lookup
-        tile = lookup(spec, gpu, batch)
+        found = lookup(spec, gpu, batch)
+        tile = {mainloop: cls for cls, mainloop in ENGINES.items()}[found[0]](**found[1]) if found else None
         tile = tile if isinstance(tile, allowed) else None
         tuned_for = gpu if tile else ""
     if tile is None:

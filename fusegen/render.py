@@ -1,7 +1,6 @@
 """Render a Plan into sources: the CUDA kernels, the C++ binding and the generated Python module."""
 import os
 import pathlib
-import re
 import tempfile
 import types
 

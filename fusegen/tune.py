@@ -1,8 +1,5 @@
-"""Autotuning: time candidate GEMM tiles for one spec on the GPU in hand and keep the winner in a tuning table.
-
-The table (fusegen/tuning.json, JSON) maps GPU name -> precision -> shape key -> the winning tile and its
-times. plan() consults it (see plan.tuned_tile); without an entry the planner's heuristic decides.
-"""
+"""Autotuning: time candidate GEMM tiles for one spec on the GPU in hand and keep the winner in the tuning table
+(fusegen/tuning.py reads it for the planner; without an entry the planner's heuristic decides)."""
 import dataclasses
 import importlib.util
 import json
@@ -15,47 +12,9 @@ import time
 
 from .plan import ENGINES, WGMMA_ARCH, GemmTile, MmaTile, WgmmaTile, plan
 from .spec import FP32, TF32, Spec
+from .tuning import TABLE, load_table, shape_key
 
-TABLE = pathlib.Path(__file__).resolve().parent / "tuning.json"
 SMEM_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_90 (sm_80: 163 KB; the build reports a miss)
-
-
-def _layer_key(spec: Spec) -> str:
-    return f"i{spec.input_size}_h{spec.hidden_size}_g{spec.num_groups}_b"
-
-
-def shape_key(spec: Spec, batch: int) -> str:
-    return f"{_layer_key(spec)}{batch}"
-
-
-def _entries(spec: Spec, gpu: str, path) -> dict:
-    """This layer's entries (any batch) for gpu and the spec's precision: batch -> entry."""
-    entries = load_table(path).get(gpu, {}).get(spec.precision, {})
-    prefix = _layer_key(spec)
-    return {int(k[len(prefix):]): v for k, v in entries.items() if k.startswith(prefix)}
-
-
-def tuned_gpus(spec: Spec, path=TABLE) -> list:
-    """The GPUs the table holds a tile for, for this layer and precision."""
-    return sorted(gpu for gpu in load_table(path) if _entries(spec, gpu, path))
-
-
-def load_table(path=TABLE) -> dict:
-    path = pathlib.Path(path)
-    return json.loads(path.read_text()) if path.is_file() else {}
-
-
-def lookup(spec: Spec, gpu: str, batch: int = None, path=TABLE):
-    """The tuned tile for (gpu, precision, shape), or None. Without a batch, the entry of the largest batch."""
-    entries = _entries(spec, gpu, path)
-    if batch is not None:
-        entries = {b: e for b, e in entries.items() if b == batch}
-    if not entries:
-        return None
-    entry = entries[max(entries)]
-    engine = entry.get("engine", "simt_fp32" if spec.precision == FP32 else "mma_tf32")
-    cls = {mainloop: tile_cls for tile_cls, mainloop in ENGINES.items()}[engine]
-    return cls(**entry["tile"])
 
 
 def candidates(precision: str, arch=None):

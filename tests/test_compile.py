@@ -22,7 +22,7 @@ from helpers import HEADLINE
 import fusegen
 from fusegen.plan import FRAGMENT, TILE_LOCAL, TWO_STAGE
 from fusegen.spec import PRECISIONS
-from fusegen.tune import load_table
+from fusegen.tuning import load_table
 
 pytestmark = pytest.mark.slow
 

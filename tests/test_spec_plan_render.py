@@ -211,13 +211,12 @@ def test_wgmma_tune_candidates_fit_shared_memory():
 
 
 def test_tuning_table_decides_the_tile_when_asked(tmp_path, monkeypatch):
-    from fusegen import tune
+    from fusegen import tuning as tune
     table = tmp_path / "t.json"
     tile = fusegen.MmaTile(warps_m=4, warps_n=2, stages=4)
     spec = _spec_for_width(16, precision="3xtf32")
     table.write_text(json.dumps({"GPU X": {"3xtf32": {tune.shape_key(spec, 512): {"tile": dataclasses.asdict(tile)}}}}))
     monkeypatch.setattr(tune, "TABLE", table)
-    monkeypatch.setattr(tune.lookup, "__defaults__", (None, table))
     p = fusegen.plan(spec, gpu="GPU X")
     assert p.tile == tile and p.tuned_for == "GPU X" and "tuned on GPU X" in p.summary
     assert fusegen.plan(spec, gpu="GPU Y").tile == fusegen.MmaTile() and fusegen.plan(spec).tuned_for == ""

@@ -1,0 +1,45 @@
+"""The tuning table as data: fusegen/tuning.json maps GPU name -> precision -> shape key -> the winning tile (its
+engine and fields) and its times. The planner reads it here; `fusegen tune` (fusegen/tune.py) writes it."""
+import json
+import pathlib
+
+from .spec import FP32, Spec
+
+TABLE = pathlib.Path(__file__).resolve().parent / "tuning.json"
+
+
+def _layer_key(spec: Spec) -> str:
+    return f"i{spec.input_size}_h{spec.hidden_size}_g{spec.num_groups}_b"
+
+
+def shape_key(spec: Spec, batch: int) -> str:
+    return f"{_layer_key(spec)}{batch}"
+
+
+def load_table(path=None) -> dict:
+    path = pathlib.Path(path or TABLE)
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _entries(spec: Spec, gpu: str, path=None) -> dict:
+    """This layer's entries (any batch) for gpu and the spec's precision: batch -> entry."""
+    entries = load_table(path).get(gpu, {}).get(spec.precision, {})
+    prefix = _layer_key(spec)
+    return {int(k[len(prefix):]): v for k, v in entries.items() if k.startswith(prefix)}
+
+
+def tuned_gpus(spec: Spec, path=None) -> list:
+    """The GPUs the table holds a tile for, for this layer and precision."""
+    return sorted(gpu for gpu in load_table(path) if _entries(spec, gpu, path))
+
+
+def lookup(spec: Spec, gpu: str, batch: int = None, path=None):
+    """(engine, tile fields) of the tuned tile for (gpu, precision, shape), or None. Without a batch, the entry
+    of the largest batch."""
+    entries = _entries(spec, gpu, path)
+    if batch is not None:
+        entries = {b: e for b, e in entries.items() if b == batch}
+    if not entries:
+        return None
+    entry = entries[max(entries)]
+    return entry.get("engine", "simt_fp32" if spec.precision == FP32 else "mma_tf32"), dict(entry["tile"])
