@@ -1,6 +1,6 @@
 """The op registry: every op that can follow the GEMM, declared once. The front end, the planner, the renderer and
 the accuracy bar read it instead of keeping tables of their own; an op's device code is its template
-(`templates/stage_<kind>.cuh.j2`: a struct with `fwd` and `bwd`; the GroupNorm's are its epilogues).
+(`templates/ops/stage_<kind>.cuh.j2`: a struct with `fwd` and `bwd`; the GroupNorm's are its epilogues).
 
 Adding an element-wise op: one entry here, one template, and its spellings in the front end's reader.
 """

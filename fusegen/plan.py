@@ -190,7 +190,7 @@ _HEADLINE_STRUCTURE = _structure(plan_chain(Spec(8, 8, 1))[0], 0, True, True)
 @dataclasses.dataclass(frozen=True)
 class Plan:
     spec: Spec
-    mainloop: str  # template name of the main engine: mainloop_<mainloop>.cuh.j2
+    mainloop: str  # template name of the main engine: engines/mainloop_<mainloop>.cuh.j2
     tile: Union[GemmTile, MmaTile, WgmmaTile]  # the main engine's tile: the forward GEMM and both backward GEMMs
     simt_tile: GemmTile  # the SIMT engine (compensated small GEMMs; the main engine too in fp32); same block_m/n
     # the mma.sync engine (tensor-core precisions): the main engine, or beside wgmma the one for operands the

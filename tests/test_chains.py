@@ -54,7 +54,7 @@ def test_every_chain_compiles(tmp_path):
     parts = ["#include <cuda_runtime.h>"]
     for k, name in enumerate(MODEL_FILES):
         p = fusegen.plan(model_spec(MODELS / name)[0])
-        chain = env.get_template("epilogue_chain.cuh.j2").render(plan=p)
+        chain = env.get_template("epilogue/epilogue_chain.cuh.j2").render(plan=p)
         parts += [f"// {name}", f"namespace m{k} {{",
                   f"namespace fg {{ constexpr int NCHAN = {len(p.chan_slots)}, NSCALAR = {len(p.scalar_slots)}; }}",
                   chain,

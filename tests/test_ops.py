@@ -17,14 +17,14 @@ TEMPLATES = REPO / "templates"
 def test_every_op_has_device_code_with_forward_and_backward(kind):
     o = OPS[kind]
     if o.reduces == GROUP:  # GroupNorm: its epilogues per strategy, its backward kernel
-        assert list(TEMPLATES.glob("epilogue_gn_*.cuh.j2")) and (TEMPLATES / "gn_backward.cuh.j2").is_file()
+        assert list(TEMPLATES.glob("epilogue/epilogue_gn_*.cuh.j2")) and (TEMPLATES / "epilogue/gn_backward.cuh.j2").is_file()
         return
     assert o.reduces == ELEMENTWISE
     if kind == "residual":  # reads two chain values: composed in the chain itself
-        text = (TEMPLATES / "epilogue_chain.cuh.j2").read_text()
+        text = (TEMPLATES / "epilogue" / "epilogue_chain.cuh.j2").read_text()
         assert 'st.kind == "residual"' in text
         return
-    text = (TEMPLATES / f"stage_{kind}.cuh.j2").read_text()
+    text = (TEMPLATES / "ops" / f"stage_{kind}.cuh.j2").read_text()
     assert re.search(r"\bfwd\(", text) and re.search(r"\bbwd\(", text), f"stage_{kind}: fwd and bwd"
     for name in o.scalars:  # runtime scalars are read through their slots
         assert f'st.slot("{name}")' in text, f"stage_{kind} does not read its scalar {name}"
