@@ -6,7 +6,7 @@ import pathlib
 import textwrap
 
 from .ops import chain_title
-from .plan import FRAGMENT, NO_NORM, TILE_LOCAL, TWO_STAGE, Plan
+from .plan import FRAGMENT, NO_NORM, ROWS, TILE_LOCAL, TWO_STAGE, Plan
 from .spec import FP32, TF32, TF32X3
 
 RESULTS_DIR = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "results"
@@ -45,6 +45,9 @@ STRATEGY_WORDS = {
     TWO_STAGE: "two-stage: the GEMM epilogue writes z and per-tile partial statistics, a normalize kernel merges "
                "them (a group of {gw} channels spans up to {pieces} tiles)",
     NO_NORM: "none in the chain: every stage is element-wise and runs on each accumulator as it is stored",
+    ROWS: "none; row reductions: the GEMM epilogue writes z, then a row kernel walks each row, one pass per "
+          "reduction (the element-wise stages recomputed from z) and one for the output; backward one pass per "
+          "row sum its gradient needs, then dz",
 }
 
 
@@ -105,8 +108,10 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
             f"The layer of {s.interface.source if s.interface else 'the spec'}: a Linear ({s.input_size} -> "
             f"{s.hidden_size}{', with bias' if s.bias else ', no bias'}) then {len(s.chain)} stage(s). PyTorch runs "
             "a GEMM plus one kernel per stage, each a round trip of the (batch, hidden) activations through memory, "
-            "and the backward likewise. Here the GEMM's epilogue applies the whole chain and writes the output "
-            "once; backward recomputes the stages from the saved GEMM output (nothing else is stored), one kernel "
+            "and the backward likewise. Here " + (
+                "the GEMM's epilogue writes z and one row kernel applies the chain (a pass per reduction) and "
+                "writes the output once" if plan.group_strategy == ROWS else
+                "the GEMM's epilogue applies the whole chain and writes the output once") + "; backward recomputes the stages from the saved GEMM output (nothing else is stored), one kernel "
             f"for dz{' (two with the GroupNorm)' if plan.gn_index >= 0 else ''} and the parameter column sums, then "
             "the two GEMMs.")
     lines += [
@@ -117,11 +122,13 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         f"({plan.tile.threads} threads{', tuned on ' + plan.tuned_for if plan.tuned_for else ''}). GEMMs of at "
         f"most {plan.exact_max_macs:,} multiply-adds run a compensated fp32 mainloop instead (small problems, "
         "where a few ill-conditioned values decide the error).",
-        (f"- GroupNorm ({s.group_width} channels a group): " if plan.group_strategy != NO_NORM else "- GroupNorm: ")
+        (f"- GroupNorm ({s.group_width} channels a group): " if plan.group_strategy not in (NO_NORM, ROWS)
+         else "- GroupNorm: ")
         + STRATEGY_WORDS[plan.group_strategy].format(gw=s.group_width, pieces=plan.pieces_per_group) + ".",
         "- Sizes: input and hidden " + ("compiled in" if plan.fixed_sizes else "passed at run time") +
         "; any batch. Backward reads z (the GEMM output, kept in training)" +
-        (" and the group statistics (float64)." if plan.gn_index >= 0 else "."),
+        (" and the group statistics (float64)." if plan.gn_index >= 0 else
+         " and the row reductions' statistics (float64)." if plan.group_strategy == ROWS else "."),
         "",
         "## Expected speed",
     ]

@@ -16,7 +16,7 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .ops import OPS
+from .ops import FULL, OPS, ROW_VALUE, op
 from .spec import HEADLINE_KINDS, Spec, Stage
 
 # stage kind -> how it appears (for messages and the README table)
@@ -26,11 +26,12 @@ STAGES = {kind: o.spellings for kind, o in OPS.items()}
 GENERATED = tuple(STAGES)
 # why an op is outside the family, by a piece of its lower-cased name without underscores (first match wins)
 REFUSED_WHY = {
-    "softmax": "a reduction over the hidden dimension", "logsumexp": "a reduction over the hidden dimension",
+    "softmax": "a softmax not over the features", "logsumexp": "a reduction not over the features",
     "einsum": "a second GEMM",
-    "mean": "a reduction", "sum": "a reduction", "max": "a reduction", "min": "a reduction",
+    "mean": "a reduction not over the features", "sum": "a reduction not over the features",
+    "max": "a reduction not over the features", "min": "a reduction not over the features",
     "batchnorm": "BatchNorm: statistics over the batch", "linear": "a second GEMM", "matmul": "a second GEMM",
-    "mm": "a second GEMM", "dropout": "dropout in training",
+    "mm": "a second GEMM", "dropout": "dropout in training", "pool": "a pooling", "norm": "a normalization",
 }
 
 
@@ -98,7 +99,8 @@ def _refuse(node, modules, path, why=None):
     key = name.lower().replace("_", "")
     reason = why or next((v for k, v in REFUSED_WHY.items() if k in key), "not a supported stage")
     raise ModelError(f"{_where(node, path)}: {name} ({reason}) is outside what fusegen generates: a Linear followed "
-                     f"by a chain of element-wise stages and at most one GroupNorm ({'; '.join(STAGES.values())})")
+                     f"by a chain of element-wise stages, reductions over the features and at most one GroupNorm "
+                     f"({'; '.join(STAGES.values())})")
 
 
 def _constant(value):
@@ -134,6 +136,12 @@ _MIN_MAX = {torch.min: "min", torch.max: "max", torch.amin: "min", torch.amax: "
             torch.maximum: "max", torch.fmin: "min", torch.fmax: "max"}
 _MIN_MAX_METHODS = {"min", "max", "amin", "amax", "minimum", "maximum", "fmin", "fmax"}
 _GEMMS = {operator.matmul, torch.matmul, torch.mm}
+_SOFTMAX = {F.softmax: "softmax", torch.softmax: "softmax", F.log_softmax: "log_softmax",
+            torch.log_softmax: "log_softmax", torch.special.softmax: "softmax", torch.special.log_softmax: "log_softmax"}
+# reductions to one value a row: torch's function -> its name (min / max with a dim return (values, indices))
+_REDUCE = {torch.sum: "sum", torch.mean: "mean", torch.amax: "amax", torch.amin: "amin", torch.logsumexp: "logsumexp",
+           torch.special.logsumexp: "logsumexp"}
+_REDUCE_METHODS = {"sum", "mean", "amax", "amin", "logsumexp"}
 
 
 def _method(node):
@@ -174,6 +182,9 @@ class _Reader:
         self.stages = []
         self.producers = [linear_node]  # chain value k (0: the Linear's output) -> the node that made it
         self.value = {linear_node: 0}  # node -> the chain value it holds (aliases: identities, in-place ops)
+        self.shapes = [FULL]  # chain value k -> FULL or ROW_VALUE (one value a row)
+        self.tuples = set()  # nodes that return (values, indices): a max / min over a dim
+        self.used_rows = set()  # row values a row_combine has read (each is read once)
 
     def refuse(self, node, why=None):
         _refuse(node, self.modules, self.path, why)
@@ -199,24 +210,42 @@ class _Reader:
         if stage == "identity":
             self.value[node] = self.current
             return
+        self.check_shape(node, stage)
         # an in-place op overwrites its first operand: every name for that value now holds the result
         first = node.args[0] if node.args else None
         overwritten = self.value.get(first) if isinstance(first, torch.fx.Node) and _in_place(node, self.modules) \
             else None
         if stage == "silu":  # x * sigmoid(x): the sigmoid stage read just before becomes SiLU
             self.value.pop(self.producers.pop())
+            self.shapes.pop()
             self.stages[-1] = Stage("silu", where=_where(node, self.path))
         else:
             self.stages.append(dataclasses.replace(stage, where=_where(node, self.path)))
         self.producers.append(node)
         self.value[node] = self.current
+        made = op(self.stages[-1].kind).makes
+        self.shapes.append(self.shapes[-1] if made == "same" else made)
         if overwritten is not None:
             for n, v in self.value.items():
                 if v == overwritten:
                     self.value[n] = self.current
 
     # -- what one node is ------------------------------------------------------------------------------------
+    def check_shape(self, node, stage):
+        """A stage that reads the (batch, hidden) tensor must not get a row value (it would broadcast it)."""
+        if stage == "silu" or self.shapes[-1] == FULL or op(stage.kind).takes != FULL:
+            return
+        self.refuse(node, f"{op(stage.kind).title_of(stage)} of a (batch, 1) row value: on a row value fusegen "
+                          "generates element-wise stages with constants, further reductions over the size-1 dim "
+                          "and its use against the (batch, hidden) tensor (x - r, x / r, ...)")
+
     def classify(self, node):
+        if node.op == "call_function" and node.target in (operator.getitem, getattr) and node.args \
+                and node.args[0] in self.tuples:
+            which = node.args[1]
+            if which in (0, "values"):
+                return "identity"
+            self.refuse(node, "the indices of a max / min (an argmax): the values ([0] or .values) are generated")
         if node.op == "call_module":
             return self.module_stage(node)
         if _binary_op(node):
@@ -260,6 +289,8 @@ class _Reader:
         for cls, kind in simple.items():
             if isinstance(m, cls):
                 return Stage(kind)
+        if isinstance(m, (nn.Softmax, nn.LogSoftmax)):
+            return self.softmax(node, "softmax" if isinstance(m, nn.Softmax) else "log_softmax", m.dim)
         if isinstance(m, nn.Identity):
             return "identity"
         if isinstance(m, nn.modules.dropout._DropoutNd) and (m.p == 0 or not self.training):
@@ -311,25 +342,74 @@ class _Reader:
             self.unary_input(node)
             weight, bias = (self.norm_param(node, _arg(node, i, name)) for i, name in ((2, "weight"), (3, "bias")))
             return self.group_norm(node, _arg(node, 1, "num_groups"), _arg(node, 4, "eps", 1e-5), weight, bias)
+        if fn in _SOFTMAX or method in ("softmax", "log_softmax"):
+            self.unary_input(node)
+            if _arg(node, 3 if fn is F.softmax or fn is F.log_softmax else 2, "dtype") is not None:
+                self.refuse(node, "a softmax with a dtype: the chain computes in float32")
+            return self.softmax(node, _SOFTMAX.get(fn) or method, _arg(node, 1, "dim"))
+        if fn in _REDUCE or method in _REDUCE_METHODS:
+            self.unary_input(node)
+            how = _REDUCE.get(fn) or method
+            if node.kwargs.get("dtype") is not None:
+                self.refuse(node, f"a {how} with a dtype: the chain computes in float32")
+            dim = _arg(node, 1, "dim", () if how in ("amax", "amin") else None)
+            return self.reduction(node, how, dim, _arg(node, 2, "keepdim", False), tuple_out=False)
         if fn in _MIN_MAX or method in _MIN_MAX_METHODS:
-            self.min_max(node, _MIN_MAX.get(fn) or method.lstrip("af").replace("imum", ""))
+            return self.min_max(node, _MIN_MAX.get(fn) or method, fn)
         if fn is F.dropout:
             self.unary_input(node)
             p, training = _arg(node, 1, "p", 0.5), _arg(node, 2, "training", True)
             return "identity" if p == 0 or not training else self.refuse(node)
         self.refuse(node)
 
-    def min_max(self, node, which):
-        """Refuse a min / max, saying which it is: a reduction (a dim, or none and no second operand) or
-        element-wise against a second tensor."""
+    def min_max(self, node, name, fn):
+        """min / max: a reduction with a dim (amin / amax too), element-wise against a second tensor or a
+        number (minimum, maximum, fmin, fmax always)."""
+        which = name.lstrip("af").replace("imum", "")
         other = _arg(node, 1, "other")
-        dim = node.kwargs.get("dim", other if isinstance(other, (int, tuple, list)) else None)
-        if isinstance(other, torch.fx.Node):
+        if isinstance(other, torch.fx.Node) or name in ("minimum", "maximum", "fmin", "fmax") or \
+                (_constant(other) and node.kwargs.get("dim") is not None):
             self.refuse(node, f"element-wise {which} against a tensor: not generated yet (clamp with constant "
                               "bounds is)")
-        if dim is None:
-            self.refuse(node, f"a {which} reduction over the whole tensor")
-        self.refuse(node, f"a {which} reduction over dim {dim!r}: reductions are not generated yet")
+        self.unary_input(node)
+        if name in ("amin", "amax"):
+            return self.reduction(node, name, _arg(node, 1, "dim", ()), _arg(node, 2, "keepdim", False), False)
+        dim = node.kwargs.get("dim", other)
+        return self.reduction(node, which, dim, _arg(node, 2, "keepdim", False), tuple_out=dim is not None)
+
+    def features_dim(self, node, dim, what):
+        """Check that `dim` names the features of a (batch, hidden) value (1 or -1, alone or in a 1-tuple)."""
+        if isinstance(dim, (tuple, list)) and len(dim) == 1:
+            dim = dim[0]
+        if dim is None or dim == () or dim == []:
+            self.refuse(node, f"{what} over the whole tensor: fusegen reduces over the features (dim=1 or -1)")
+        if dim not in (1, -1):
+            self.refuse(node, f"{what} over dim {dim!r}: fusegen reduces over the features (dim=1 or -1); over the "
+                              "batch only BatchNorm's statistics are planned")
+
+    def softmax(self, node, kind, dim):
+        if self.shapes[-1] != FULL:
+            self.refuse(node, f"{kind} of a (batch, 1) row value (over one value: a constant)")
+        self.features_dim(node, 1 if dim is None else dim, kind)  # dim None: torch's implicit choice, 1 for 2-D
+        return Stage(kind)
+
+    def reduction(self, node, how, dim, keepdim, tuple_out):
+        """A reduction over the features: a row_reduce stage; over a (batch, 1) row value's size-1 dim an
+        identity (no kernel); anything else refused."""
+        if tuple_out:
+            self.tuples.add(node)
+        if not isinstance(keepdim, bool):
+            self.refuse(node, f"keepdim={keepdim!r} must be a constant bool")
+        self.features_dim(node, dim, f"a {how}")
+        if self.shapes[-1] == FULL:
+            return Stage("row_reduce", (("how", how), ("keepdim", keepdim)))
+        reduce_at = max(i for i, s in enumerate(self.stages) if s.kind == "row_reduce")
+        if not self.stages[reduce_at].param("keepdim"):
+            self.refuse(node, f"a {how} of a (batch,) row value: over dim {dim!r} that reduces over the batch")
+        if not keepdim:  # the (batch, 1) value becomes (batch,): the layer's output shape
+            self.stages[reduce_at] = dataclasses.replace(
+                self.stages[reduce_at], params=(("how", self.stages[reduce_at].param("how")), ("keepdim", False)))
+        return "identity"  # over one value: the value itself, its gradient passed through
 
     def gelu(self, node, approximate):
         if approximate not in ("none", "tanh"):
@@ -363,6 +443,18 @@ class _Reader:
             self.refuse(node, f"GroupNorm parameter {name} of shape {shape}: expected ({self.hidden},)")
         return name
 
+    def row_combine(self, node, how, src, row_first):
+        """x (op) r: the row value r (the current one) against an earlier (batch, hidden) value x."""
+        if self.shapes[src] != FULL:
+            self.refuse(node, "an op of two row values: not generated")
+        reduce_at = max(i for i, s in enumerate(self.stages) if s.kind == "row_reduce")
+        if not self.stages[reduce_at].param("keepdim"):
+            self.refuse(node, "a (batch,) row value against the (batch, hidden) tensor: it broadcasts along the "
+                              "features, not the rows (keepdim=True keeps it per row)")
+        if row_first:
+            how = {"sub": "rsub", "div": "rdiv"}.get(how, how)
+        return Stage("row_combine", (("op", how), ("src", src)))
+
     def binary(self, node):
         op = _binary_op(node)
         a = _arg(node, 0, "input")
@@ -373,6 +465,15 @@ class _Reader:
             op, a, b = "sub", b, a
         cur = self.current
         is_x = [isinstance(v, torch.fx.Node) and self.value.get(v) == cur for v in (a, b)]
+        row_operand = next((self.value[v] for v in (a, b) if isinstance(v, torch.fx.Node) and v in self.value
+                            and self.shapes[self.value[v]] == ROW_VALUE and self.value[v] != cur), None)
+        if row_operand is not None:
+            self.refuse(node, "a row value used a second time (or after other stages): a row reduction's value is "
+                              "used once, right after it (x - x.mean(dim=1, keepdim=True))")
+        if not all(is_x) and any(is_x) and self.shapes[cur] == ROW_VALUE:
+            other = b if is_x[0] else a
+            if isinstance(other, torch.fx.Node) and other in self.value:
+                return self.row_combine(node, op, self.value[other], row_first=is_x[0])
         if all(is_x):
             if op == "add":
                 return Stage("add_self")

@@ -1,13 +1,24 @@
 """The op registry: every op that can follow the GEMM, declared once. The front end, the planner, the renderer and
-the accuracy bar read it instead of keeping tables of their own; an op's device code is its template
-(`templates/ops/stage_<kind>.cuh.j2`: a struct with `fwd` and `bwd`; the GroupNorm's are its epilogues).
+the accuracy bar read it instead of keeping tables of their own. An op's device code is its template:
+- element-wise: `templates/ops/stage_<kind>.cuh.j2`, a struct with `fwd` and `bwd`;
+- a reduction over the row: `templates/ops/reduce_<kind>.cuh.j2`, a struct with the reduction's state (`init`,
+  `add`, `merge`), what the forward keeps per row (`finish`), its forward (`apply`, or `value` for a reduction
+  to one value a row) and backward (`bwd`, with `bwd_add`: the row sums its backward needs);
+- the GroupNorm: its epilogues per strategy and its backward kernel (templates/epilogue).
 
-Adding an element-wise op: one entry here, one template, and its spellings in the front end's reader.
+Adding an element-wise op: one entry here, one template, and its spellings in the front end's reader. Adding a row
+reduction: one entry, one reduce_ template, its spellings.
 """
 import dataclasses
 
 ELEMENTWISE = "element-wise"
 GROUP = "group"  # a reduction over a group of channels of a row (GroupNorm)
+ROW = "row"  # a reduction over the whole row (the hidden features): softmax, logsumexp, sum, max...
+
+# The shape of a chain value: the (batch, hidden) tensor, or one value a row ((batch, 1) or (batch,)).
+FULL, ROW_VALUE = "full", "row"
+# Row reductions to one value, torch's words for them.
+REDUCTIONS = ("sum", "mean", "max", "min", "amax", "amin", "logsumexp")
 
 _SIGNS = {"mul": "*", "div": "/", "add": "+", "sub": "-"}
 
@@ -18,7 +29,9 @@ class Op:
     title: str  # its words in plans, module titles and explanations
     short: str  # its piece of a module's readable name
     spellings: str  # how the front end recognizes it (messages, the README table)
-    reduces: str = ELEMENTWISE  # ELEMENTWISE, or what it reduces over
+    reduces: str = ELEMENTWISE  # ELEMENTWISE, or what it reduces over (GROUP, ROW)
+    takes: str = "any"  # the shape of value it reads: FULL, ROW_VALUE or "any" (element-wise ops: either)
+    makes: str = "same"  # the shape of value it makes: FULL, ROW_VALUE or "same" (as it reads)
     scalars: tuple = ()  # the Stage params it reads at run time (kernel arguments: one build serves any value)
     choices: tuple = ()  # the Stage params baked into its template (they change the emitted CUDA)
     kinks: object = None  # Stage -> ((position, slope below, slope above), ...): where its derivative jumps
@@ -37,6 +50,14 @@ def _bounds(lo, hi):
                              (hi, 1.0, 0.0) if hi is not None else None) if k)
 
 
+def _reduce_title(s):
+    keep = ", keepdim" if s.param("keepdim") else ""
+    return f"{s.param('how')}(dim=1{keep})"
+
+
+_COMBINE = {"add": "x + r", "sub": "x - r", "rsub": "r - x", "mul": "x * r", "div": "x / r", "rdiv": "r / x"}
+
+
 def _scalar_title(s):
     how, c = s.param("op"), s.param("value")
     return f"{c!r} - x" if how == "rsub" else f"x {_SIGNS[how]} {c!r}"
@@ -44,7 +65,7 @@ def _scalar_title(s):
 
 OPS = {op.kind: op for op in (
     Op("group_norm", "GroupNorm", "gn", "nn.GroupNorm, F.group_norm (at most one, over the Linear's out features)",
-       reduces=GROUP),
+       reduces=GROUP, takes=FULL, makes=FULL),
     Op("leaky_relu", "LeakyReLU", "lrelu", "nn.LeakyReLU, F.leaky_relu", scalars=("negative_slope",),
        kinks=lambda s: ((0.0, s.param("negative_slope"), 1.0),)),
     Op("relu", "ReLU", "relu", "nn.ReLU, F.relu, torch.relu, x.relu()", kinks=lambda s: ((0.0, 0.0, 1.0),)),
@@ -64,8 +85,21 @@ OPS = {op.kind: op for op in (
        "x * c, x / c, x + c, x - c, c - x, -x, torch.mul/div/add/sub, x.mul()/div()/add()/sub() (a constant c)",
        scalars=("value",), choices=("op",), describe=_scalar_title),
     Op("channel", "per-channel", "c", "x * p, x / p, x + p, x - p (p an nn.Parameter of shape (hidden,) or (1, hidden))",
-       choices=("op",), describe=lambda s: f"x {_SIGNS[s.param('op')]} {s.param('param')}"),
-    Op("residual", "residual add", "res", "x + y (y an earlier value of the chain, e.g. the Linear's output)"),
+       takes=FULL, choices=("op",), describe=lambda s: f"x {_SIGNS[s.param('op')]} {s.param('param')}"),
+    Op("residual", "residual add", "res", "x + y (y an earlier value of the chain, e.g. the Linear's output)",
+       takes=FULL),
+    Op("softmax", "softmax", "smax", "nn.Softmax(dim=1), F.softmax, torch.softmax, x.softmax() (over the features)",
+       reduces=ROW, takes=FULL, makes=FULL),
+    Op("log_softmax", "log_softmax", "lsmax",
+       "nn.LogSoftmax(dim=1), F.log_softmax, torch.log_softmax, x.log_softmax() (over the features)",
+       reduces=ROW, takes=FULL, makes=FULL),
+    Op("row_reduce", "row reduction", "rred",
+       "x.sum/mean/amax/amin/logsumexp(dim=1), torch.sum/mean/amax/amin/logsumexp, x.max/min(dim=1) (.values or "
+       "[0]), keepdim or not (over the features; again over the size-1 dim: an identity)",
+       reduces=ROW, takes=FULL, makes=ROW_VALUE, choices=("how",), describe=_reduce_title),
+    Op("row_combine", "row value against the tensor", "rcomb",
+       "x - r, x + r, x * r, x / r, r - x, r / x (r a (batch, 1) row reduction of x or of an earlier value)",
+       takes=ROW_VALUE, makes=FULL, choices=("op",), describe=lambda s: _COMBINE[s.param("op")]),
 )}
 
 

@@ -4,18 +4,23 @@ import dataclasses
 import hashlib
 from typing import Union
 
-from .ops import op
+from .ops import FULL, GROUP, ROW, ROW_VALUE, op
 from .spec import TF32, TF32X3, Spec, SpecError
 from .tuning import lookup
 
 __all__ = ["GemmTile", "MmaTile", "WgmmaTile", "StagePlan", "Plan", "plan", "FRAGMENT", "TILE_LOCAL", "TWO_STAGE",
-           "NO_NORM", "WGMMA_ARCH"]
+           "NO_NORM", "ROWS", "WGMMA_ARCH"]
 
 # GroupNorm strategies, cheapest first.
 FRAGMENT = "fragment"  # a group lives in a few lanes' accumulator fragments: statistics are register adds + shuffles
 TILE_LOCAL = "tile_local"  # a group fits in the output tile: statistics in the GEMM epilogue, output written once
 TWO_STAGE = "two_stage"  # a group spans tiles: partial statistics in the epilogue, then a normalize kernel
 NO_NORM = "none"  # no GroupNorm: the whole chain is element-wise, applied to each accumulator as it is stored
+# Reductions over the row (softmax, logsumexp, sum, max...): the GEMM epilogue writes z, then a row kernel walks
+# each row: one pass per reduction (recomputing the element-wise stages from z, cheap next to the GEMM), the
+# output last. Backward: one pass per row sum its gradient needs, in reverse, then dz.
+ROWS = "rows"
+ROW_STATS = 2  # doubles each row reduction keeps per row for backward (its state, finished)
 TINY_GROUP = 8  # 3xtf32 layers with narrower groups run on the fp32 FFMA engine (see plan())
 WGMMA_ARCH = (9, 0)  # wgmma, setmaxnreg: sm_90a only (not forward-compatible to later architectures)
 WGMMA_GENCODE = "-gencode=arch=compute_90a,code=sm_90a"
@@ -145,7 +150,23 @@ class StagePlan:
     choices: tuple = ()  # (name, value) baked in: gelu's form, an arithmetic op
     scalars: tuple = ()  # (name, slot): runtime scalars, StageArgs::scalar[slot]
     chan: int = -1  # slot of its per-channel parameter (StageArgs::chan), -1: none
-    src: int = -1  # residual: the earlier chain value it adds
+    src: int = -1  # residual, row_combine: the earlier (batch, hidden) chain value it reads
+    # Row strategy only. role: how the row kernels run it: "ew" (element-wise on the tensor), "residual",
+    # "row_ew" (element-wise on a row value: once a row), "reduce" (tensor -> row value), "norm" (a row reduction
+    # back onto the tensor: softmax), "combine" (a row value against the tensor)
+    role: str = "ew"
+    stats_at: int = -1  # reduce, norm: its ROW_STATS doubles in the per-row statistics
+    sums_at: int = -1  # reduce, norm, combine: its backward row sum (reduce: its value's gradient) per row
+    tail: tuple = ()  # combine: the row-value stages between it and its reduction, last first (backward's order)
+    row_of: int = -1  # combine: the reduction whose row value it reads
+
+    @property
+    def template(self) -> str:
+        """Its device code: a reduce_ struct for a row reduction, a stage_ struct otherwise (the residual has
+        none: the chain adds it)."""
+        if self.kind == "residual":
+            return ""
+        return f"ops/{'reduce' if op(self.kind).reduces == ROW else 'stage'}_{self.kind}.cuh.j2"
 
     def slot(self, name) -> int:
         return dict(self.scalars)[name]
@@ -154,12 +175,38 @@ class StagePlan:
         return dict(self.choices)[name]
 
 
+def _role(spec, i) -> str:
+    s, shapes = spec.chain[i], spec.value_shapes
+    o = op(s.kind)
+    if o.reduces == ROW:
+        return "reduce" if o.makes == ROW_VALUE else "norm"
+    if o.takes == ROW_VALUE:
+        return "combine"
+    if s.kind == "residual":
+        return "residual"
+    return "row_ew" if shapes[i] == ROW_VALUE else "ew"
+
+
+def _row_tail(roles, i) -> tuple:
+    """The row-value stages right before stage i (back to their reduction), last first."""
+    tail = []
+    while roles[i - 1 - len(tail)] == "row_ew":
+        tail.append(i - 1 - len(tail))
+    return tuple(tail)
+
+
 def plan_chain(spec: Spec):
-    """(stages, gn_index, scalar_slots, chan_slots): the chain's element-wise stages with their argument slots,
-    the GroupNorm's position (-1: none), and what fills the slots ((stage index, param name) each)."""
+    """(stages, gn_index, scalar_slots, chan_slots): the chain's element-wise stages (with a row reduction, every
+    stage) with their argument slots, the GroupNorm's position (-1: none), and what fills the slots
+    ((stage index, param name) each)."""
     stages, scalar_slots, chan_slots = [], [], []
     chain = spec.chain
     gn_index = next((i for i, s in enumerate(chain) if s.kind == "group_norm"), -1)
+    rows = spec.has_row_reduction
+    if rows and gn_index >= 0:
+        raise SpecError("a GroupNorm and a row reduction (softmax, sum, max, ...) in one chain: not generated yet")
+    roles = [_role(spec, i) for i in range(len(chain))] if rows else []
+    n_stats = n_sums = 0
     for i, s in enumerate(chain):
         if s.kind == "group_norm":
             continue
@@ -171,17 +218,27 @@ def plan_chain(spec: Spec):
         if s.kind == "channel":
             chan = len(chan_slots)
             chan_slots.append((i, "param"))
-        src = s.param("src", -1) if s.kind == "residual" else -1
+        src = s.param("src", -1) if s.kind in ("residual", "row_combine") else -1
         if s.kind == "residual" and not (0 <= src <= i and (gn_index < 0 or (src <= gn_index) == (i < gn_index))):
             raise SpecError(f"stage {i} (residual) adds chain value {src}: it must be an earlier value on the same "
                              f"side of the GroupNorm (at {gn_index})")
+        extra = {}
+        if rows:
+            role = roles[i]
+            tail = _row_tail(roles, i) if role == "combine" else ()
+            extra = dict(role=role, tail=tail, row_of=(tail[-1] if tail else i) - 1 if role == "combine" else -1)
+            if role in ("reduce", "norm"):
+                extra["stats_at"], n_stats = n_stats, n_stats + ROW_STATS
+            if role in ("reduce", "norm", "combine"):
+                extra["sums_at"], n_sums = n_sums, n_sums + 1
         stages.append(StagePlan(s.kind, i, tuple((n, s.param(n)) for n in op(s.kind).choices),
-                                tuple(scalars), chan, src))
+                                tuple(scalars), chan, src, **extra))
     return tuple(stages), gn_index, tuple(scalar_slots), tuple(chan_slots)
 
 
-def _structure(stages, gn_index, gn_affine, bias) -> tuple:
-    return tuple((s.kind, s.index, s.choices, s.src) for s in stages) + ((gn_index, gn_affine, bias),)
+def _structure(stages, gn_index, gn_affine, bias, out_shape="full") -> tuple:
+    return tuple((s.kind, s.index, s.choices, s.src) for s in stages) + ((gn_index, gn_affine, bias),) + \
+        (() if out_shape == "full" else (out_shape,))
 
 
 _HEADLINE_STRUCTURE = _structure(plan_chain(Spec(8, 8, 1))[0], 0, True, True)
@@ -232,6 +289,52 @@ class Plan:
         return self.gn_index + 1 if self.gn_index >= 0 else 0
 
     @property
+    def row_stats(self) -> int:
+        """Row strategy: doubles of statistics the forward keeps per row."""
+        return sum(ROW_STATS for s in self.stages if s.role in ("reduce", "norm"))
+
+    @property
+    def row_sums(self) -> int:
+        """Row strategy: doubles of backward row sums per row."""
+        return sum(1 for s in self.stages if s.sums_at >= 0)
+
+    @property
+    def row_team(self) -> int:
+        """Row strategy: threads that walk one row (a warp for rows of up to 1024 values, else a block)."""
+        return 32 if self.spec.hidden_size <= 1024 else 256
+
+    @property
+    def terminal_tail(self) -> tuple:
+        """Row strategy with a row value as output: the row-value stages after the last reduction, last first."""
+        if self.spec.out_shape == "full":
+            return ()
+        return _row_tail([s.role for s in self.stages] + ["end"], len(self.stages))
+
+    @property
+    def terminal_reduce(self) -> int:
+        """Row strategy with a row value as output: the last reduction's stage index (-1: the output is full)."""
+        if self.spec.out_shape == "full":
+            return -1
+        tail = self.terminal_tail
+        return (tail[-1] if tail else len(self.stages)) - 1
+
+    @property
+    def full_values(self) -> tuple:
+        """Indices of the chain values that are (batch, hidden) tensors."""
+        return tuple(i for i, shape in enumerate(self.spec.value_shapes) if shape == FULL)
+
+    @property
+    def stats_per_row(self) -> int:
+        """float64 values the forward keeps per row for backward: the group means (the rstds beside them), or the
+        row reductions' statistics."""
+        return self.spec.num_groups if self.gn_index >= 0 else self.row_stats
+
+    @property
+    def needs_z(self) -> bool:
+        """The forward writes z even when backward will not run: later kernels of the forward read it."""
+        return self.group_strategy in (TWO_STAGE, ROWS)
+
+    @property
     def gn_affine(self) -> bool:
         return self.gn_index >= 0 and bool(self.spec.chain[self.gn_index].param("affine"))
 
@@ -243,7 +346,7 @@ class Plan:
     @property
     def chain_structure(self) -> tuple:
         """What of the chain shapes the emitted CUDA: stage kinds and choices, GroupNorm place and affine, bias."""
-        return _structure(self.stages, self.gn_index, self.gn_affine, self.spec.bias)
+        return _structure(self.stages, self.gn_index, self.gn_affine, self.spec.bias, self.spec.out_shape)
 
     @property
     def chain_name(self) -> str:
@@ -259,12 +362,14 @@ class Plan:
                   TILE_LOCAL: "group statistics in the GEMM epilogue (a group fits the tile)",
                   TWO_STAGE: f"two-stage: partial statistics in the GEMM epilogue, then a normalize kernel "
                              f"(a group of {self.group_width} spans up to {self.pieces_per_group} tiles)",
-                  NO_NORM: "no GroupNorm: the element-wise chain on each accumulator as it is stored"}
+                  NO_NORM: "no GroupNorm: the element-wise chain on each accumulator as it is stored",
+                  ROWS: f"row reductions: the GEMM epilogue writes z, a row kernel ({self.row_team} threads a row) "
+                        f"makes one pass per reduction and one for the output"}
         engine = self.mainloop + (f" (groups under {TINY_GROUP} channels: fp32 FFMA for accuracy)"
                                   if self.precision == TF32X3 and self.mainloop == "simt_fp32" else "")
         tuned = f", tuned on {self.tuned_for}" if self.tuned_for else ""
         chain = "" if self.is_headline_chain else f"chain {' -> '.join(s.kind for s in self.spec.chain)}; "
-        width = "" if self.group_strategy == NO_NORM else f"group width {self.group_width}: "
+        width = "" if self.group_strategy in (NO_NORM, ROWS) else f"group width {self.group_width}: "
         return (f"{self.precision} {engine} GEMM, tile {self.tile.name} ({self.tile.threads} threads{tuned}); "
                 f"{chain}{width}{groups[self.group_strategy]}")
 
@@ -272,7 +377,8 @@ class Plan:
     def kernel_uri(self) -> str:
         """Readable name of the compiled specialization; specs that share it share one build."""
         sizes = f"_i{self.spec.input_size}_h{self.spec.hidden_size}" if self.fixed_sizes else ""
-        strategy = {FRAGMENT: "frag", TILE_LOCAL: "tile", TWO_STAGE: "2stage", NO_NORM: "ew"}[self.group_strategy]
+        strategy = {FRAGMENT: "frag", TILE_LOCAL: "tile", TWO_STAGE: "2stage", NO_NORM: "ew",
+                    ROWS: f"rows{self.row_team}"}[self.group_strategy]
         chain = "" if self.is_headline_chain else \
             f"_{self.chain_name}_{hashlib.sha256(repr(self.chain_structure).encode()).hexdigest()[:6]}"
         return (f"fg_{self.precision}_{self.mainloop}_{self.tile.name}p{self.promote_every_k}_gw{self.group_width}"
@@ -355,7 +461,9 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
                                               MmaTile(block_m=tile.block_m, block_n=tile.block_n))
     # FRAGMENT: mma.sync's fragment gives a quad of lanes a row's columns (a group must fit a warp's width);
     # wgmma's gives lanes 4 apart a row's 16 columns of a warp. Beside wgmma the mma.sync fallback must fit too.
-    if gn_index < 0:
+    if spec.has_row_reduction:
+        strategy, pieces = ROWS, 1
+    elif gn_index < 0:
         strategy, pieces = NO_NORM, 1
     elif tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and (mainloop == "mma_tf32" or gw <= 16):
         strategy, pieces = FRAGMENT, 1

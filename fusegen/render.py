@@ -94,6 +94,7 @@ def layer(p: Plan):
     present = set(names)
     return types.SimpleNamespace(
         headline=face is None,
+        out_dims={"full": "batch, HIDDEN_SIZE", "keepdim": "batch, 1", "flat": "batch"}[s.out_shape],
         title=chain_title(chain),
         tensors=tensors, tensor_names=names, chan_names=chan_names,
         scalar_names=[f"s{k}" for k in range(len(p.scalar_slots))], scalar_exprs=scalar_exprs, eps_expr=eps_expr,

@@ -4,7 +4,7 @@ and `interface` from a model file."""
 import dataclasses
 import math
 
-from .ops import op
+from .ops import FULL, ROW, ROW_VALUE, op
 
 
 # How the GEMMs multiply (see the README's precision table):
@@ -92,6 +92,34 @@ class Spec:
             if self.num_groups != groups:
                 raise SpecError(f"num_groups ({self.num_groups}) must be the chain's GroupNorm groups ({groups}), "
                                 "or 1 without GroupNorm")
+            self.value_shapes  # raises on a stage that gets the wrong shape of value
+
+    @property
+    def value_shapes(self) -> tuple:
+        """The shape of each chain value (0: the Linear's output): FULL (batch, hidden) or ROW_VALUE."""
+        shapes = [FULL]
+        for i, s in enumerate(self.chain):
+            o = op(s.kind)
+            if o.takes not in ("any", shapes[-1]):
+                raise SpecError(f"stage {i} ({o.title_of(s)}) reads a {o.takes} value, got a {shapes[-1]} one")
+            if s.kind in ("residual", "row_combine") and not (0 <= s.param("src") <= i and
+                                                            shapes[s.param("src")] == FULL):
+                raise SpecError(f"stage {i} ({o.title_of(s)}) reads chain value {s.param('src')}: it must be an "
+                                "earlier (batch, hidden) value")
+            shapes.append(shapes[-1] if o.makes == "same" else o.makes)
+        return tuple(shapes)
+
+    @property
+    def out_shape(self) -> str:
+        """The layer's output: "full" (batch, hidden), "keepdim" (batch, 1) or "flat" (batch,)."""
+        if self.value_shapes[-1] == FULL:
+            return "full"
+        last = [s for s in self.chain if s.kind == "row_reduce"][-1]
+        return "keepdim" if last.param("keepdim") else "flat"
+
+    @property
+    def has_row_reduction(self) -> bool:
+        return any(op(s.kind).reduces == ROW for s in self.chain)
 
     @property
     def chain(self) -> tuple:

@@ -1,6 +1,7 @@
 """The stage library on the CPU: every model file of tests/models renders a module whose ModelNew keeps the file's
 constructor (same seed, same weights and state_dict keys; other arguments refused), and every stage template, in
-every chain the files hold, compiles with nvcc (forward and backward of both chain segments)."""
+every chain the files hold, compiles with nvcc (forward and backward of both chain segments; with row reductions,
+the row kernels)."""
 import subprocess
 
 import pytest
@@ -12,6 +13,7 @@ from test_compile import NVCC
 import fusegen
 from fusegen.frontend import GENERATED, load_model_file
 from fusegen.interface import model_spec
+from fusegen.plan import ROWS
 from fusegen.render import _environment
 
 MODELS = REPO / "tests" / "models"
@@ -54,6 +56,12 @@ def test_every_chain_compiles(tmp_path):
     parts = ["#include <cuda_runtime.h>"]
     for k, name in enumerate(MODEL_FILES):
         p = fusegen.plan(model_spec(MODELS / name)[0])
+        if p.group_strategy == ROWS:  # the row kernels themselves instantiate every stage and reduction
+            parts += [f"// {name}", f"namespace m{k} {{"] + [
+                env.get_template(f"{t}.cuh.j2").render(plan=p) for t in (
+                    "common", "epilogue/row_state", "epilogue/epilogue_chain", "epilogue/epilogue_gn_args",
+                    "epilogue/epilogue_rows")] + ["}"]
+            continue
         chain = env.get_template("epilogue/epilogue_chain.cuh.j2").render(plan=p)
         parts += [f"// {name}", f"namespace m{k} {{",
                   f"namespace fg {{ constexpr int NCHAN = {len(p.chan_slots)}, NSCALAR = {len(p.scalar_slots)}; }}",

@@ -51,12 +51,14 @@ def test_from_model_cli_renders_what_render_renders(tmp_path):
 
 
 @pytest.mark.parametrize("name,words,line_text", [
-    ("refuse_softmax.py", "softmax (a reduction over the hidden dimension)", "torch.softmax(x"),
+    ("refuse_softmax_batch_dim.py", "softmax over dim 0: fusegen reduces over the features", "torch.softmax(x"),
+    ("refuse_max_indices.py", "the indices of a max / min (an argmax)", "torch.max(x, dim=1)[1]"),
+    ("refuse_mean_whole.py", "a mean over the whole tensor", "x.mean()"),
+    ("refuse_row_value_param.py", "x * p of a (batch, 1) row value", "x.sum(dim=1, keepdim=True) * self.p"),
+    ("refuse_row_value_twice.py", "a row value used a second time", "(x - m) / m"),
     ("refuse_batchnorm.py", "BatchNorm1d (BatchNorm: statistics over the batch)", "self.bn("),
     ("refuse_two_gemms.py", "Linear (a second GEMM)", "self.fc2("),
     ("refuse_dropout.py", "Dropout (dropout in training)", "self.drop("),
-    ("refuse_mean.py", "mean (a reduction)", "x.mean("),
-    ("refuse_max_reduction.py", "max (a max reduction over dim 1", "torch.max(x, dim=1"),
     ("refuse_min_elementwise.py", "min (element-wise min against a tensor", "torch.min(x, self.constant)"),
     ("refuse_second_groupnorm.py", "GroupNorm (a second GroupNorm", "self.gn2(x)"),
     ("refuse_column_param.py", "mul (a parameter operand scale of shape (16, 1): a per-channel parameter has shape "

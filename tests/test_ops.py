@@ -7,7 +7,7 @@ import pytest
 from helpers import REPO
 
 from fusegen.frontend import STAGES
-from fusegen.ops import ELEMENTWISE, GROUP, OPS, chain_title, op
+from fusegen.ops import ELEMENTWISE, GROUP, OPS, ROW, ROW_VALUE, chain_title, op
 from fusegen.spec import Spec, Stage
 
 TEMPLATES = REPO / "templates"
@@ -18,6 +18,14 @@ def test_every_op_has_device_code_with_forward_and_backward(kind):
     o = OPS[kind]
     if o.reduces == GROUP:  # GroupNorm: its epilogues per strategy, its backward kernel
         assert list(TEMPLATES.glob("epilogue/epilogue_gn_*.cuh.j2")) and (TEMPLATES / "epilogue/gn_backward.cuh.j2").is_file()
+        return
+    if o.reduces == ROW:  # a row reduction: its state, its merge, forward and backward
+        text = (TEMPLATES / "ops" / f"reduce_{kind}.cuh.j2").read_text()
+        need = ("init", "add", "merge", "finish", "bwd") + (("value",) if o.makes == ROW_VALUE else ("apply", "bwd_add"))
+        for fn in need:
+            assert re.search(rf"\b{fn}\(", text), f"reduce_{kind}: {fn}"
+        for name in o.choices:
+            assert f'st.choice("{name}")' in text, f"reduce_{kind} does not express its choice {name}"
         return
     assert o.reduces == ELEMENTWISE
     if kind == "residual":  # reads two chain values: composed in the chain itself

@@ -1,4 +1,4 @@
-"""Refused: softmax reduces over the hidden dimension."""
+"""Refused: a softmax over the batch (dim 0)."""
 import torch
 import torch.nn as nn
 
@@ -10,7 +10,7 @@ class Model(nn.Module):
 
     def forward(self, x):
         x = self.fc(x)
-        return torch.softmax(x, dim=1)
+        return torch.softmax(x, dim=0)
 
 
 def get_inputs():

@@ -1,4 +1,4 @@
-"""Refused: a mean over the hidden dimension."""
+"""Refused: a row value used twice."""
 import torch
 import torch.nn as nn
 
@@ -10,7 +10,8 @@ class Model(nn.Module):
 
     def forward(self, x):
         x = self.fc(x)
-        return x - x.mean(dim=1, keepdim=True)
+        m = x.mean(dim=1, keepdim=True)
+        return (x - m) / m
 
 
 def get_inputs():

@@ -1,0 +1,21 @@
+"""Refused: a mean over the whole tensor."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.fc = nn.Linear(input_size, hidden_size)
+
+    def forward(self, x):
+        x = self.fc(x)
+        return x - x.mean()
+
+
+def get_inputs():
+    return [torch.rand(4, 32)]
+
+
+def get_init_inputs():
+    return [32, 16]
