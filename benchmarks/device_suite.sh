@@ -6,6 +6,8 @@
 #                   scaled to the tensor-core engines, random chains, torch.compile / DDP / CLI (~6 min)
 #   PART=mutations  benchmarks/mutations.py: five planted bugs, each must fail the tests of its path (~2 min)
 #   PART=bench      benchmarks/bench.py and the SASS check
+#   PART=examples   `fusegen from-model F --bench` for each example layer (EXAMPLES, default examples/*.py), their
+#                   modules built in parallel first
 #   device: PART=module PYTHONPATH=. bash benchmarks/device_suite.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/fusegen-out}
@@ -24,7 +26,17 @@ case "$PART" in
     python3 benchmarks/bench.py --out "$OUT" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt"
     command -v cuobjdump >/dev/null && python3 benchmarks/sass_check.py > "$OUT/sass.txt" 2>&1
     exit 0 ;;
-  *) echo "PART must be module, chains, mutations or bench, got $PART" >&2; exit 2 ;;
+  examples)
+    files=${EXAMPLES:-$(ls examples/*.py)}
+    # shellcheck disable=SC2086
+    for f in $files; do python3 -m fusegen from-model "$f" --out "$OUT/examples" > /dev/null || exit 1; done
+    python3 -c "import sys; sys.path.insert(0, 'tests'); from helpers import prebuild; import glob; \
+prebuild(sorted(glob.glob('$OUT/examples/*.py')))" || exit 1
+    for f in $files; do
+      echo "== $f"; python3 -m fusegen from-model "$f" --out "$OUT/examples" --bench --reps "${REPS:-30}"
+    done 2>&1 | tee "$OUT/examples.txt"
+    exit "${PIPESTATUS[0]}" ;;
+  *) echo "PART must be module, chains, mutations, bench or examples, got $PART" >&2; exit 2 ;;
 esac
 rm -f "$OUT/accuracy-$PART.jsonl"
 # shellcheck disable=SC2086

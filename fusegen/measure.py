@@ -77,7 +77,8 @@ def bench(plan, batches=(1024,), reps=20, with_compile=True, log=sys.stderr, ref
     rows, total, done = [], len(batches) * len(models), 0
     for batch in batches:
         x = torch.rand(batch, s.input_size, device="cuda")
-        g = torch.randn(batch, s.hidden_size, device="cuda")
+        with torch.no_grad():
+            g = torch.randn(ref(x).shape, device="cuda")  # (batch, hidden), or one value a row
         for name, model in models.items():
             _progress(done, total, f"batch {batch}: {name}", log)
             f_ms, fb_ms = time_layer(model, x, g, reps)
