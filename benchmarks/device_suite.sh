@@ -31,7 +31,7 @@ case "$PART" in
     # shellcheck disable=SC2086
     for f in $files; do python3 -m fusegen from-model "$f" --out "$OUT/examples" > /dev/null || exit 1; done
     python3 -c "import sys; sys.path.insert(0, 'tests'); from helpers import prebuild; import glob; \
-prebuild(sorted(glob.glob('$OUT/examples/*.py')))" || exit 1
+import pathlib; prebuild(sorted(pathlib.Path(p) for p in glob.glob('$OUT/examples/*.py')))" || exit 1
     for f in $files; do
       echo "== $f"; python3 -m fusegen from-model "$f" --out "$OUT/examples" --bench --reps "${REPS:-30}"
     done 2>&1 | tee "$OUT/examples.txt"
