@@ -53,6 +53,13 @@ MUTATIONS = (
              "return;\n  const Wgmma::Ring q = Wgmma::ring(smem);\n  if (threadIdx.x >= Wgmma::EPI_THREADS) {\n"
              "    Wgmma::produce<true>",
              ("tests/test_gpu_chains.py", "-k", "sm90 and relu_scale_tanh")),
+    Mutation("softmax_sum", "softmax's backward without its row sum (dv = y g)", "templates/ops/reduce_softmax.cuh.j2",
+             "((double)g - sum_gy)", "((double)g + 0.0 * sum_gy)",
+             ("tests/test_gpu_chains.py", "-k", "sm90 and (row_softmax or row_mixed)")),
+    Mutation("team_merge", "a block-wide row merge that drops all warps but the first (rows over 1024 values)",
+             "templates/epilogue/row_state.cuh.j2", "for (int w = 1; w < TEAM / 32; ++w) {",
+             "for (int w = 1; w < 1; ++w) {",
+             ("tests/test_gpu_chains.py", "-k", "sm90 and (row_softmax_module_wide or row_logsumexp_tail)")),
 )
 # the grad_weight mutant's helper kernel (a mutant may add code; it must not change the others)
 EXTRA = {"grad_w_element": ("templates/launchers.cuh.j2", "static const char* last_error() {",

@@ -104,6 +104,16 @@ def test_model_file_forward_and_gradients_match_fp64(name, arch, built):
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 CHAINS = int(os.environ.get("FUSEGEN_GPU_CHAINS", "12"))
+ROW_KINDS = ("softmax", "log_softmax", "row_combine")
+
+
+def _row_value(draw, v, keepdim):
+    """A reduction of v over the features, in one of its spellings."""
+    keep = ", keepdim=True" if keepdim else ""
+    how = draw(st.sampled_from(["sum", "mean", "amax", "amin", "logsumexp", "max", "min"]), label="reduction")
+    if how in ("max", "min"):
+        return f"torch.{how}({v}, dim=1{keep})[0]"
+    return f"{v}.{how}(dim=1{keep})"
 ELEMENTWISE = ("leaky_relu", "relu", "gelu", "silu", "sigmoid", "tanh", "mish", "hardtanh", "clamp", "add_self",
                "scalar", "channel", "residual")
 _const = st.floats(0.5, 3.0).map(lambda v: round(v, 3))
@@ -121,7 +131,10 @@ def model_source(draw):
     if gw == 1 and batch == 1:
         batch = 2  # GroupNorm refuses one value a group
     n = draw(st.integers(1, 6))
-    gn_at = draw(st.integers(-1, n - 1))  # -1: no GroupNorm
+    # row reductions (softmax, a row value against the tensor, a reduction to one value a row at the end) are not
+    # generated beside a GroupNorm yet: a chain draws one or the other
+    rows = draw(st.booleans(), label="row reductions")
+    gn_at = -1 if rows else draw(st.integers(-1, n - 1))  # -1: no GroupNorm
     init = [f"self.fc = nn.Linear(input_size, hidden_size, bias={draw(st.booleans())})"]
     body, side = ["v0 = self.fc(x)"], []  # side[v]: which side of the GroupNorm value v is on
     side.append(0)
@@ -131,7 +144,7 @@ def model_source(draw):
             init.append(f"self.gn = nn.GroupNorm({groups}, hidden_size, affine={draw(st.booleans())})")
             expr = f"self.gn({v})"
         else:
-            kind = draw(st.sampled_from(ELEMENTWISE), label=f"stage {i}")
+            kind = draw(st.sampled_from(ELEMENTWISE + (ROW_KINDS if rows else ())), label=f"stage {i}")
             expr = {"leaky_relu": f"F.leaky_relu({v}, {draw(st.sampled_from([0.01, 0.2, -0.3]))})",
                     "relu": f"torch.relu({v})", "silu": f"F.silu({v})", "sigmoid": f"torch.sigmoid({v})",
                     "tanh": f"torch.tanh({v})", "mish": f"F.mish({v})", "add_self": f"{v} + {v}",
@@ -140,7 +153,9 @@ def model_source(draw):
                     "clamp": f"torch.clamp({v}, min=-{draw(_const)}, max={draw(_const)})",
                     "scalar": f"{v} {draw(st.sampled_from(['*', '/', '+', '-']))} {draw(_const)}",
                     "channel": f"{v} {draw(st.sampled_from(['*', '/', '+', '-']))} self.p{i}",
-                    "residual": None}[kind]
+                    "residual": None, "softmax": f"F.softmax({v}, dim=1)",
+                    "log_softmax": f"torch.log_softmax({v}, dim=-1)",
+                    "row_combine": f"{v} {draw(st.sampled_from(['-', '+']))} {_row_value(draw, v, True)}"}[kind]
             if kind == "channel":
                 init.append(f"self.p{i} = nn.Parameter(torch.rand(hidden_size) + 0.5)")
             if kind == "residual":
@@ -148,6 +163,10 @@ def model_source(draw):
                 expr = f"{v} + v{draw(st.sampled_from(same_side))}"
         body.append(f"v{i + 1} = {expr}")
         side.append(side[i] + (1 if i == gn_at else 0))
+    if rows and draw(st.booleans(), label="ends in a row value"):  # one value a row, a stage on it
+        tail = draw(st.sampled_from(["{}", "torch.tanh({})", "{} * 0.5", "F.leaky_relu({}, 0.2)"]))
+        body.append(f"v{n + 1} = " + tail.format(_row_value(draw, f"v{n}", draw(st.booleans()))))
+        n += 1
     src = "\n".join(
         ["import torch", "import torch.nn as nn", "import torch.nn.functional as F", "", "",
          "class Model(nn.Module):", "    def __init__(self, input_size, hidden_size):",
