@@ -10,7 +10,7 @@ Kernels: fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192 (built on the 
 Takes float32 CUDA input of shape (batch, 8192) for any batch.
 Regenerate with: fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "NVIDIA H200"
 
-# lin_gn_lrelu2_i8192_h8192_g512_baab0e73: fused Linear -> GroupNorm -> LeakyReLU -> x + x
+# lin_gn_lrelu2_i8192_h8192_g512_46526bd6: fused Linear -> GroupNorm -> LeakyReLU -> x + x
 
 ## What it replaces
 `nn.Linear(8192, 8192)`, `nn.GroupNorm(512, 8192, eps=1e-05)`, `nn.LeakyReLU(0.01)` and `x + x`. PyTorch runs
@@ -64,6 +64,9 @@ MAINLOOP = "wgmma_tf32"  # the GEMM engine; wgmma_tf32 is built for sm_90a (H100
 # take dz as an fp32 pair: see the plan's exact_max_macs.
 EXACT_MAX_MACS = 268435456
 PARTIAL_SLOTS = 0
+Z_ALWAYS = False  # the forward's later kernels read z: it is written even without backward
+STATS_PER_ROW = 512  # float64 statistics kept per row for backward
+ROW_SUMS = 0  # float64 row sums backward keeps per row for the parameter gradients
 HAS_NORM = True  # the chain has a GroupNorm (group statistics are kept for backward)
 # the pre-GroupNorm stages have per-channel parameters: backward keeps the projection's group means for them
 PRE_PARAMS = False
@@ -2350,15 +2353,15 @@ def _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward):
     batch = x.shape[0]
     empty = x.new_empty(0)
     out = _new(x, batch, HIDDEN_SIZE)
-    # z (the GEMM output with bias) is what backward recomputes everything from; the two-stage plan
-    # needs it in memory anyway.
+    # z (the GEMM output with bias) is what backward recomputes everything from; the two-stage and row
+    # plans need it in memory anyway.
     # (outputs that are empty are distinct tensors: a custom operator's outputs must not alias each other)
-    z = _new(x, batch, HIDDEN_SIZE) if keep_for_backward or PARTIAL_SLOTS else x.new_empty(0)
-    # Group statistics stay in float64: backward's projection needs them more exact than fp32 (see
-    # gn_backward); the forward rounds them to fp32 to normalize, and backward repeats that rounding.
-    stats = (batch, NUM_GROUPS) if HAS_NORM else (0,)
+    z = _new(x, batch, HIDDEN_SIZE) if keep_for_backward or Z_ALWAYS else x.new_empty(0)
+    # Statistics stay in float64: backward's projection needs them more exact than fp32 (see gn_backward); the
+    # forward rounds them to fp32 to normalize, and backward repeats that rounding.
+    stats = (batch, STATS_PER_ROW) if STATS_PER_ROW else (0,)
     mean = _new(x, *stats, dtype=torch.float64)
-    rstd = _new(x, *stats, dtype=torch.float64)
+    rstd = _new(x, *(stats if HAS_NORM else (0,)), dtype=torch.float64)
     partials = _new(x, batch, NUM_GROUPS, PARTIAL_SLOTS, 2, dtype=torch.float64) if PARTIAL_SLOTS else empty
     kernels.forward(x, weight, bias, gamma, beta, [],
                     [s0], out, z, mean, rstd, partials, eps, _stream(x.device))
@@ -2377,7 +2380,8 @@ def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, 
     # dz's rounding remainder matters after the GroupNorm's projection (it cancels); element-wise chains have none
     dz_lo = _new(z, *z.shape) if exact and HAS_NORM else empty
     grads = {name: _new(z, HIDDEN_SIZE) for name in ['bias', 'gamma', 'beta']}
-    gsums = _new(z, x.shape[0], NUM_GROUPS, 2, dtype=torch.float64) if PRE_PARAMS else empty
+    gsums = _new(z, x.shape[0], NUM_GROUPS, 2, dtype=torch.float64) if PRE_PARAMS else \
+        _new(z, x.shape[0], ROW_SUMS, dtype=torch.float64) if ROW_SUMS else empty
     kernels.backward_epilogue(grad_out, z, mean, rstd, gamma, beta, [], [s0],
                               dz, dz_lo, grads.get("gamma", empty), grads.get("beta", empty),
                               grads.get("bias", empty), [], gsums, stream)
@@ -2424,7 +2428,7 @@ if _HAS_CUSTOM_OP:
 
     # torch.ops.<module name>_<hash of the kernel sources and flags, as the build runtime keys them>.forward /
     # .backward: a regenerated module with other kernels never reuses the ops an older one registered
-    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_baab0e73_" + _ext_name("", _CPP_SOURCE, _CUDA_SOURCE, CXX_FLAGS, CUDA_FLAGS,
+    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_46526bd6_" + _ext_name("", _CPP_SOURCE, _CUDA_SOURCE, CXX_FLAGS, CUDA_FLAGS,
                                                        FUSEGEN_VERSION)[1:]
     _Tensor = torch.Tensor
 
@@ -2437,10 +2441,10 @@ if _HAS_CUSTOM_OP:
         @forward_op.register_fake
         def _(x, weight, bias, gamma, beta, s0, eps, keep):
             batch = x.shape[0]
-            z = x.new_empty(batch, HIDDEN_SIZE) if keep or PARTIAL_SLOTS else x.new_empty(0)
-            stats = (batch, NUM_GROUPS) if HAS_NORM else (0,)
+            z = x.new_empty(batch, HIDDEN_SIZE) if keep or Z_ALWAYS else x.new_empty(0)
+            stats = (batch, STATS_PER_ROW) if STATS_PER_ROW else (0,)
             return (x.new_empty(batch, HIDDEN_SIZE), z, x.new_empty(*stats, dtype=torch.float64),
-                    x.new_empty(*stats, dtype=torch.float64))
+                    x.new_empty(*(stats if HAS_NORM else (0,)), dtype=torch.float64))
 
         @torch.library.custom_op(_NAMESPACE + "::backward", mutates_args=())
         def backward_op(grad_out: _Tensor, x: _Tensor, weight: _Tensor, gamma: _Tensor, beta: _Tensor, z: _Tensor, mean: _Tensor, rstd: _Tensor, s0: float, need_x: bool,
