@@ -354,12 +354,13 @@ def _sq_error(tensors, truth) -> float:
 
 
 def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, device="cuda", dist="uniform",
-                   x=None):
+                   x=None, setup=None):
     """Any generated ModelNew against its model file's Model: the output and the gradients of the input and of
     every parameter, each against an fp64 run of the reference (same weights) beside the fp32 reference's own
     error. Parameters of one dimension (biases, GroupNorm affine, per-channel scales) are perturbed first, the
     same way in both models, so that their gradients are exercised away from their initial values. The input
-    is drawn from `dist` (see DISTRIBUTIONS) unless `x` is given.
+    is drawn from `dist` (see DISTRIBUTIONS) unless `x` is given. setup(ref, new), when given, runs after that:
+    e.g. loads trained buffers into both and switches them to eval (the fp64 run copies the state and the mode).
 
     Kinks: an element whose fp64 input to a kinked stage lies within 8x the fp32 reference's rounding there
     (the RMS of |p32 - p64| over its row, plus 8 ulps of the row's RMS) may sit on either side. The fp32
@@ -387,10 +388,12 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
                 shift = 0.1 * torch.randn(p.shape, generator=gen)
                 p.copy_(p.cpu() * scale + shift)
                 q.copy_(p)
+    if setup is not None:
+        setup(ref, new)
     x = (draw_input(input_shape, dist, gen) if x is None else x).to(device)
     ref64 = reference_cls(*init_args)
     ref64.load_state_dict(ref.state_dict())
-    ref64 = ref64.to(device).double()
+    ref64 = ref64.to(device).double().train(ref.training)
     with torch.no_grad():
         out_shape = ref(x).shape
     grad = torch.randn(*out_shape, generator=gen).to(device)

@@ -6,7 +6,7 @@ import pathlib
 import textwrap
 
 from .ops import chain_title
-from .plan import FRAGMENT, NO_NORM, ROWS, TILE_LOCAL, TWO_STAGE, Plan
+from .plan import COLS, FRAGMENT, NO_NORM, ROWS, TILE_LOCAL, TWO_STAGE, Plan
 from .spec import FP32, TF32, TF32X3
 
 RESULTS_DIR = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "results"
@@ -48,6 +48,10 @@ STRATEGY_WORDS = {
     ROWS: "none; row reductions: the GEMM epilogue writes z, then a row kernel walks each row, one pass per "
           "reduction (the element-wise stages recomputed from z) and one for the output; backward one pass per "
           "row sum its gradient needs, then dz",
+    COLS: "none; a BatchNorm: the GEMM epilogue writes z, then a column kernel gives each block 32 whole columns: "
+          "a pass for the mean, one for the variance (two-pass, float64), the running statistics updated in "
+          "training, one for the output; backward a pass for the column sums of g and g x_hat, then dz and the "
+          "parameters' sums",
 }
 
 
@@ -111,6 +115,8 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
             "and the backward likewise. Here " + (
                 "the GEMM's epilogue writes z and one row kernel applies the chain (a pass per reduction) and "
                 "writes the output once" if plan.group_strategy == ROWS else
+                "the GEMM's epilogue writes z and one column kernel computes the BatchNorm's statistics, updates "
+                "its running statistics in training and writes the output once" if plan.group_strategy == COLS else
                 "the GEMM's epilogue applies the whole chain and writes the output once") + "; backward recomputes the stages from the saved GEMM output (nothing else is stored), one kernel "
             f"for dz{' (two with the GroupNorm)' if plan.gn_index >= 0 else ''} and the parameter column sums, then "
             "the two GEMMs.")
@@ -122,13 +128,14 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         f"({plan.tile.threads} threads{', tuned on ' + plan.tuned_for if plan.tuned_for else ''}). GEMMs of at "
         f"most {plan.exact_max_macs:,} multiply-adds run a compensated fp32 mainloop instead (small problems, "
         "where a few ill-conditioned values decide the error).",
-        (f"- GroupNorm ({s.group_width} channels a group): " if plan.group_strategy not in (NO_NORM, ROWS)
+        (f"- GroupNorm ({s.group_width} channels a group): " if plan.group_strategy not in (NO_NORM, ROWS, COLS)
          else "- GroupNorm: ")
         + STRATEGY_WORDS[plan.group_strategy].format(gw=s.group_width, pieces=plan.pieces_per_group) + ".",
         "- Sizes: input and hidden " + ("compiled in" if plan.fixed_sizes else "passed at run time") +
         "; any batch. Backward reads z (the GEMM output, kept in training)" +
         (" and the group statistics (float64)." if plan.gn_index >= 0 else
-         " and the row reductions' statistics (float64)." if plan.group_strategy == ROWS else "."),
+         " and the row reductions' statistics (float64)." if plan.group_strategy == ROWS else
+         " and the BatchNorm's per-channel mean and rstd (float64)." if plan.group_strategy == COLS else "."),
         "",
         "## Expected speed",
     ]

@@ -16,7 +16,7 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .ops import FULL, OPS, ROW_VALUE, op
+from .ops import COLUMN, FULL, OPS, ROW_VALUE, op
 from .spec import HEADLINE_KINDS, Spec, Stage
 
 # stage kind -> how it appears (for messages and the README table)
@@ -30,7 +30,8 @@ REFUSED_WHY = {
     "einsum": "a second GEMM",
     "mean": "a reduction not over the features", "sum": "a reduction not over the features",
     "max": "a reduction not over the features", "min": "a reduction not over the features",
-    "batchnorm": "BatchNorm: statistics over the batch", "linear": "a second GEMM", "matmul": "a second GEMM",
+    "batchnorm": "a BatchNorm other than nn.BatchNorm1d of the Linear's out features (F.batch_norm: write the "
+                 "module, whose buffers the generated layer updates)", "linear": "a second GEMM", "matmul": "a second GEMM",
     "mm": "a second GEMM", "dropout": "dropout in training", "pool": "a pooling", "norm": "a normalization",
 }
 
@@ -100,6 +101,7 @@ def _refuse(node, modules, path, why=None):
     reason = why or next((v for k, v in REFUSED_WHY.items() if k in key), "not a supported stage")
     raise ModelError(f"{_where(node, path)}: {name} ({reason}) is outside what fusegen generates: a Linear followed "
                      f"by a chain of element-wise stages, reductions over the features and at most one GroupNorm "
+                     f"or BatchNorm1d "
                      f"({'; '.join(STAGES.values())})")
 
 
@@ -279,6 +281,8 @@ class _Reader:
                                   "out features: it must normalize the Linear's out features")
             named = (f"{node.target}.weight", f"{node.target}.bias") if m.affine else (None, None)
             return self.group_norm(node, m.num_groups, m.eps, *named)
+        if isinstance(m, nn.BatchNorm1d):
+            return self.batch_norm(node, m, node.target)
         if isinstance(m, nn.LeakyReLU):
             return Stage("leaky_relu", (("negative_slope", float(m.negative_slope)),))
         if isinstance(m, nn.Hardtanh):  # nn.ReLU6 is one too
@@ -426,6 +430,23 @@ class _Reader:
         return Stage("group_norm", (("num_groups", num_groups), ("eps", self.number(node, eps, "eps")),
                                     ("affine", weight is not None or bias is not None), ("weight", weight),
                                     ("bias", bias)))
+
+    def batch_norm(self, node, m, name):
+        if m.num_features != self.hidden:
+            self.refuse(node, f"a BatchNorm1d over {m.num_features} features after a Linear with {self.hidden} out "
+                              "features: it must normalize the Linear's out features")
+        if any(op(s.kind).reduces == COLUMN for s in self.stages):
+            self.refuse(node, "a second BatchNorm: the layer normalizes once")
+        if m.momentum is not None:
+            self.number(node, m.momentum, "momentum")
+        track = m.track_running_stats
+        return Stage("batch_norm", (
+            ("module", name), ("eps", self.number(node, m.eps, "eps")), ("momentum", m.momentum),
+            ("affine", bool(m.affine)), ("track_running_stats", bool(track)),
+            ("weight", f"{name}.weight" if m.affine else None), ("bias", f"{name}.bias" if m.affine else None),
+            ("running_mean", f"{name}.running_mean" if track else None),
+            ("running_var", f"{name}.running_var" if track else None),
+            ("num_batches_tracked", f"{name}.num_batches_tracked" if track else None)))
 
     def parameter(self, node, arg):
         """Qualified name and shape of the nn.Parameter that arg reads, or a refusal naming what it is."""

@@ -4,6 +4,8 @@ the accuracy bar read it instead of keeping tables of their own. An op's device 
 - a reduction over the row: `templates/ops/reduce_<kind>.cuh.j2`, a struct with the reduction's state (`init`,
   `add`, `merge`), what the forward keeps per row (`finish`), its forward (`apply`, or `value` for a reduction
   to one value a row) and backward (`bwd`, with `bwd_add`: the row sums its backward needs);
+- a reduction over the batch (a column of the output): `templates/ops/column_<kind>.cuh.j2`, a struct with what
+  a column keeps (`Col`), the forward (`fwd`) and backward (`bwd`, with `bwd_add`: the column sums it needs);
 - the GroupNorm: its epilogues per strategy and its backward kernel (templates/epilogue).
 
 Adding an element-wise op: one entry here, one template, and its spellings in the front end's reader. Adding a row
@@ -14,6 +16,7 @@ import dataclasses
 ELEMENTWISE = "element-wise"
 GROUP = "group"  # a reduction over a group of channels of a row (GroupNorm)
 ROW = "row"  # a reduction over the whole row (the hidden features): softmax, logsumexp, sum, max...
+COLUMN = "column"  # a reduction over the batch, one per channel (BatchNorm1d)
 
 # The shape of a chain value: the (batch, hidden) tensor, or one value a row ((batch, 1) or (batch,)).
 FULL, ROW_VALUE = "full", "row"
@@ -33,12 +36,20 @@ class Op:
     takes: str = "any"  # the shape of value it reads: FULL, ROW_VALUE or "any" (element-wise ops: either)
     makes: str = "same"  # the shape of value it makes: FULL, ROW_VALUE or "same" (as it reads)
     scalars: tuple = ()  # the Stage params it reads at run time (kernel arguments: one build serves any value)
+    # values read from the layer's module at each call rather than fixed at trace time: name -> Python of its
+    # value, `{m}` standing for the module (BatchNorm: train or eval, its momentum for the running statistics)
+    live: tuple = ()
+    buffers: tuple = ()  # the Stage params naming buffers its kernels update (BatchNorm's running statistics)
     choices: tuple = ()  # the Stage params baked into its template (they change the emitted CUDA)
     kinks: object = None  # Stage -> ((position, slope below, slope above), ...): where its derivative jumps
     describe: object = None  # Stage -> its title with the constants that matter (default: `title`)
 
     def title_of(self, stage) -> str:
         return self.describe(stage) if self.describe else self.title
+
+    def live_expr(self, name, module_expr):
+        """Python reading scalar `name` from the module at call time, or None (fixed at trace time)."""
+        return dict(self.live)[name].format(m=module_expr) if name in dict(self.live) else None
 
     def kinks_of(self, stage) -> tuple:
         return self.kinks(stage) if self.kinks else ()
@@ -97,6 +108,15 @@ OPS = {op.kind: op for op in (
        "x.sum/mean/amax/amin/logsumexp(dim=1), torch.sum/mean/amax/amin/logsumexp, x.max/min(dim=1) (.values or "
        "[0]), keepdim or not (over the features; again over the size-1 dim: an identity)",
        reduces=ROW, takes=FULL, makes=ROW_VALUE, choices=("how",), describe=_reduce_title),
+    Op("batch_norm", "BatchNorm1d", "bn",
+       "nn.BatchNorm1d over the Linear's out features (training: batch statistics and running statistics updated, "
+       "momentum or None; eval: the running statistics; affine and track_running_stats on or off)",
+       reduces=COLUMN, takes=FULL, makes=FULL, scalars=("batch_stats",), choices=("affine",),
+       live=(("momentum", "(-1.0 if {m}.momentum is None else float({m}.momentum))"),
+             # torch's rule: batch statistics in training, or in eval without running statistics
+             ("batch_stats", "float({m}.training or {m}.running_mean is None)")),
+       buffers=("running_mean", "running_var", "num_batches_tracked"),
+       describe=lambda s: "BatchNorm1d" + ("" if s.param("affine") else " (no affine)")),
     Op("row_combine", "row value against the tensor", "rcomb",
        "x - r, x + r, x * r, x / r, r - x, r / x (r a (batch, 1) row reduction of x or of an earlier value)",
        takes=ROW_VALUE, makes=FULL, choices=("op",), describe=lambda s: _COMBINE[s.param("op")]),

@@ -4,12 +4,12 @@ import dataclasses
 import hashlib
 from typing import Union
 
-from .ops import FULL, GROUP, ROW, ROW_VALUE, op
+from .ops import COLUMN, FULL, GROUP, ROW, ROW_VALUE, op
 from .spec import TF32, TF32X3, Spec, SpecError
 from .tuning import lookup
 
 __all__ = ["GemmTile", "MmaTile", "WgmmaTile", "StagePlan", "Plan", "plan", "FRAGMENT", "TILE_LOCAL", "TWO_STAGE",
-           "NO_NORM", "ROWS", "WGMMA_ARCH"]
+           "NO_NORM", "ROWS", "COLS", "WGMMA_ARCH"]
 
 # GroupNorm strategies, cheapest first.
 FRAGMENT = "fragment"  # a group lives in a few lanes' accumulator fragments: statistics are register adds + shuffles
@@ -20,6 +20,11 @@ NO_NORM = "none"  # no GroupNorm: the whole chain is element-wise, applied to ea
 # each row: one pass per reduction (recomputing the element-wise stages from z, cheap next to the GEMM), the
 # output last. Backward: one pass per row sum its gradient needs, in reverse, then dz.
 ROWS = "rows"
+# A reduction over the batch (BatchNorm1d): the GEMM epilogue writes z, then a column kernel gives each block 32
+# whole columns: a pass for the mean, one for the variance (exact two-pass, in double), one for the output; the
+# running statistics are updated there. Backward likewise: a pass for the column sums of g and g x_hat, one for
+# dz and the parameters' column sums. A block owns its columns: no partials cross blocks, no atomics.
+COLS = "cols"
 ROW_STATS = 2  # doubles each row reduction keeps per row for backward (its state, finished)
 TINY_GROUP = 8  # 3xtf32 layers with narrower groups run on the fp32 FFMA engine (see plan())
 WGMMA_ARCH = (9, 0)  # wgmma, setmaxnreg: sm_90a only (not forward-compatible to later architectures)
@@ -151,9 +156,9 @@ class StagePlan:
     scalars: tuple = ()  # (name, slot): runtime scalars, StageArgs::scalar[slot]
     chan: int = -1  # slot of its per-channel parameter (StageArgs::chan), -1: none
     src: int = -1  # residual, row_combine: the earlier (batch, hidden) chain value it reads
-    # Row strategy only. role: how the row kernels run it: "ew" (element-wise on the tensor), "residual",
+    # Row and column strategies. role: how the row / column kernels run it: "ew" (element-wise on the tensor), "residual",
     # "row_ew" (element-wise on a row value: once a row), "reduce" (tensor -> row value), "norm" (a row reduction
-    # back onto the tensor: softmax), "combine" (a row value against the tensor)
+    # back onto the tensor: softmax), "combine" (a row value against the tensor), "cnorm" (the BatchNorm)
     role: str = "ew"
     stats_at: int = -1  # reduce, norm: its ROW_STATS doubles in the per-row statistics
     sums_at: int = -1  # reduce, norm, combine: its backward row sum (reduce: its value's gradient) per row
@@ -166,7 +171,8 @@ class StagePlan:
         none: the chain adds it)."""
         if self.kind == "residual":
             return ""
-        return f"ops/{'reduce' if op(self.kind).reduces == ROW else 'stage'}_{self.kind}.cuh.j2"
+        prefix = {ROW: "reduce", COLUMN: "column"}.get(op(self.kind).reduces, "stage")
+        return f"ops/{prefix}_{self.kind}.cuh.j2"
 
     def slot(self, name) -> int:
         return dict(self.scalars)[name]
@@ -178,6 +184,8 @@ class StagePlan:
 def _role(spec, i) -> str:
     s, shapes = spec.chain[i], spec.value_shapes
     o = op(s.kind)
+    if o.reduces == COLUMN:
+        return "cnorm"
     if o.reduces == ROW:
         return "reduce" if o.makes == ROW_VALUE else "norm"
     if o.takes == ROW_VALUE:
@@ -202,10 +210,12 @@ def plan_chain(spec: Spec):
     stages, scalar_slots, chan_slots = [], [], []
     chain = spec.chain
     gn_index = next((i for i, s in enumerate(chain) if s.kind == "group_norm"), -1)
-    rows = spec.has_row_reduction
+    rows, cols = spec.has_row_reduction, spec.column_norm >= 0
     if rows and gn_index >= 0:
         raise SpecError("a GroupNorm and a row reduction (softmax, sum, max, ...) in one chain: not generated yet")
-    roles = [_role(spec, i) for i in range(len(chain))] if rows else []
+    if cols and (rows or gn_index >= 0):
+        raise SpecError("a BatchNorm with a GroupNorm or a row reduction in one chain: not generated yet")
+    roles = [_role(spec, i) for i in range(len(chain))] if rows or cols else []
     n_stats = n_sums = 0
     for i, s in enumerate(chain):
         if s.kind == "group_norm":
@@ -222,7 +232,7 @@ def plan_chain(spec: Spec):
         if s.kind == "residual" and not (0 <= src <= i and (gn_index < 0 or (src <= gn_index) == (i < gn_index))):
             raise SpecError(f"stage {i} (residual) adds chain value {src}: it must be an earlier value on the same "
                              f"side of the GroupNorm (at {gn_index})")
-        extra = {}
+        extra = dict(role=roles[i]) if cols else {}
         if rows:
             role = roles[i]
             tail = _row_tail(roles, i) if role == "combine" else ()
@@ -289,6 +299,17 @@ class Plan:
         return self.gn_index + 1 if self.gn_index >= 0 else 0
 
     @property
+    def column_norm(self) -> int:
+        """The BatchNorm's stage index (column strategy), -1: none."""
+        return self.spec.column_norm
+
+    @property
+    def norm_affine(self) -> bool:
+        """The chain's GroupNorm or BatchNorm has weight and bias (the kernels' gamma and beta)."""
+        at = self.gn_index if self.gn_index >= 0 else self.column_norm
+        return at >= 0 and bool(self.spec.chain[at].param("affine"))
+
+    @property
     def row_stats(self) -> int:
         """Row strategy: doubles of statistics the forward keeps per row."""
         return sum(ROW_STATS for s in self.stages if s.role in ("reduce", "norm"))
@@ -332,7 +353,7 @@ class Plan:
     @property
     def needs_z(self) -> bool:
         """The forward writes z even when backward will not run: later kernels of the forward read it."""
-        return self.group_strategy in (TWO_STAGE, ROWS)
+        return self.group_strategy in (TWO_STAGE, ROWS, COLS)
 
     @property
     def gn_affine(self) -> bool:
@@ -364,12 +385,14 @@ class Plan:
                              f"(a group of {self.group_width} spans up to {self.pieces_per_group} tiles)",
                   NO_NORM: "no GroupNorm: the element-wise chain on each accumulator as it is stored",
                   ROWS: f"row reductions: the GEMM epilogue writes z, a row kernel ({self.row_team} threads a row) "
-                        f"makes one pass per reduction and one for the output"}
+                        f"makes one pass per reduction and one for the output",
+                  COLS: "BatchNorm: the GEMM epilogue writes z, a column kernel (32 columns a block) makes a pass "
+                        "for the mean, one for the variance and one for the output"}
         engine = self.mainloop + (f" (groups under {TINY_GROUP} channels: fp32 FFMA for accuracy)"
                                   if self.precision == TF32X3 and self.mainloop == "simt_fp32" else "")
         tuned = f", tuned on {self.tuned_for}" if self.tuned_for else ""
         chain = "" if self.is_headline_chain else f"chain {' -> '.join(s.kind for s in self.spec.chain)}; "
-        width = "" if self.group_strategy in (NO_NORM, ROWS) else f"group width {self.group_width}: "
+        width = "" if self.group_strategy in (NO_NORM, ROWS, COLS) else f"group width {self.group_width}: "
         return (f"{self.precision} {engine} GEMM, tile {self.tile.name} ({self.tile.threads} threads{tuned}); "
                 f"{chain}{width}{groups[self.group_strategy]}")
 
@@ -378,7 +401,7 @@ class Plan:
         """Readable name of the compiled specialization; specs that share it share one build."""
         sizes = f"_i{self.spec.input_size}_h{self.spec.hidden_size}" if self.fixed_sizes else ""
         strategy = {FRAGMENT: "frag", TILE_LOCAL: "tile", TWO_STAGE: "2stage", NO_NORM: "ew",
-                    ROWS: f"rows{self.row_team}"}[self.group_strategy]
+                    ROWS: f"rows{self.row_team}", COLS: "cols"}[self.group_strategy]
         chain = "" if self.is_headline_chain else \
             f"_{self.chain_name}_{hashlib.sha256(repr(self.chain_structure).encode()).hexdigest()[:6]}"
         return (f"fg_{self.precision}_{self.mainloop}_{self.tile.name}p{self.promote_every_k}_gw{self.group_width}"
@@ -463,6 +486,8 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # wgmma's gives lanes 4 apart a row's 16 columns of a warp. Beside wgmma the mma.sync fallback must fit too.
     if spec.has_row_reduction:
         strategy, pieces = ROWS, 1
+    elif spec.column_norm >= 0:
+        strategy, pieces = COLS, 1
     elif gn_index < 0:
         strategy, pieces = NO_NORM, 1
     elif tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and (mainloop == "mma_tf32" or gw <= 16):

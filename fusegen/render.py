@@ -7,7 +7,7 @@ import types
 import jinja2
 
 from .explain import explain
-from .ops import chain_title
+from .ops import chain_title, op
 from .plan import Plan, plan as make_plan
 from .spec import Spec
 
@@ -68,6 +68,8 @@ def layer(p: Plan):
     s = p.spec
     chain, face = s.chain, s.interface
     gn = chain[p.gn_index] if p.gn_index >= 0 else None
+    bn = chain[p.column_norm] if p.column_norm >= 0 else None
+    norm = gn or bn
     if face is None:
         weight, bias, weight_expr = "fc.weight", "fc.bias", "self.fc.weight"
     else:
@@ -76,9 +78,9 @@ def layer(p: Plan):
     tensors = [dict(name="weight", qualname=weight, expr=weight_expr)]
     if s.bias:
         tensors.append(dict(name="bias", qualname=bias, expr=_attr_expr(bias)))
-    if p.gn_affine:
+    if p.norm_affine:
         for name, key in (("gamma", "weight"), ("beta", "bias")):
-            tensors.append(dict(name=name, qualname=gn.param(key), expr=_attr_expr(gn.param(key))))
+            tensors.append(dict(name=name, qualname=norm.param(key), expr=_attr_expr(norm.param(key))))
     chan_names = []
     for k, (index, key) in enumerate(p.chan_slots):
         chan_names.append(f"p{k}")
@@ -88,8 +90,13 @@ def layer(p: Plan):
         scalar_exprs = ["float(self.leaky_relu.negative_slope)"]
         eps_expr = "float(self.gn.eps)"
     else:
-        scalar_exprs = [_float_literal(chain[i].param(key), key) for i, key in p.scalar_slots]
-        eps_expr = repr(float(gn.param("eps"))) if gn else "1e-5  # unused: no GroupNorm"
+        scalar_exprs = [_scalar_expr(chain[i], key) for i, key in p.scalar_slots]
+        eps_expr = repr(float(norm.param("eps"))) if norm else "1e-5  # unused: no GroupNorm"
+    # the BatchNorm's buffers: the running statistics forward reads in eval (empty tensors without them), and
+    # all three for the update in training
+    buffers = [dict(name=key, expr=_attr_expr(bn.param(key)) if bn.param(key) else "x.new_empty(0)")
+               for key in op(bn.kind).buffers] if bn else []
+    module = _attr_expr(bn.param("module")) if bn else ""
     names = [t["name"] for t in tensors]
     present = set(names)
     return types.SimpleNamespace(
@@ -97,6 +104,12 @@ def layer(p: Plan):
         out_dims={"full": "batch, HIDDEN_SIZE", "keepdim": "batch, 1", "flat": "batch"}[s.out_shape],
         title=chain_title(chain),
         tensors=tensors, tensor_names=names, chan_names=chan_names,
+        buffers=buffers, read_buffers=[b["name"] for b in buffers[:2]],
+        # Python: the BatchNorm normalizes with the batch's statistics (batch 1 is refused then); it updates the
+        # running ones (training with them); its momentum
+        batch_stats_expr=op(bn.kind).live_expr("batch_stats", module) if bn else "",
+        update_expr=f"{module}.training and {module}.running_mean is not None" if bn else "",
+        momentum_expr=op(bn.kind).live_expr("momentum", module) if bn else "",
         scalar_names=[f"s{k}" for k in range(len(p.scalar_slots))], scalar_exprs=scalar_exprs, eps_expr=eps_expr,
         saved_names=["x", "weight"] + [n for n in names if n not in ("weight", "bias")] + ["z", "mean", "rstd"],
         arg=lambda name: name if name in present else "empty",
@@ -107,6 +120,14 @@ def layer(p: Plan):
         init_call=", ".join(f"{k}={v}" for k, v in face.init_args) if face else "",
         init_source=_indent(face.init_source, 4) if face else "",
     )
+
+
+def _scalar_expr(stage, key) -> str:
+    """Python for a stage's runtime scalar: read from its module at each call (BatchNorm's mode and momentum), or
+    the constant it was traced with."""
+    if key in dict(op(stage.kind).live):
+        return op(stage.kind).live_expr(key, _attr_expr(stage.param("module")))
+    return _float_literal(stage.param(key), key)
 
 
 def _float_literal(value, key) -> str:

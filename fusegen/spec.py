@@ -4,7 +4,7 @@ and `interface` from a model file."""
 import dataclasses
 import math
 
-from .ops import FULL, ROW, ROW_VALUE, op
+from .ops import COLUMN, FULL, ROW, ROW_VALUE, op
 
 
 # How the GEMMs multiply (see the README's precision table):
@@ -88,6 +88,9 @@ class Spec:
             norms = [s for s in self.stages if s.kind == "group_norm"]
             if len(norms) > 1:
                 raise SpecError(f"a chain holds at most one GroupNorm, got {len(norms)}")
+            columns = [s for s in self.stages if op(s.kind).reduces == COLUMN]
+            if len(columns) > 1:
+                raise SpecError(f"a chain holds at most one BatchNorm, got {len(columns)}")
             groups = norms[0].param("num_groups") if norms else 1
             if self.num_groups != groups:
                 raise SpecError(f"num_groups ({self.num_groups}) must be the chain's GroupNorm groups ({groups}), "
@@ -120,6 +123,11 @@ class Spec:
     @property
     def has_row_reduction(self) -> bool:
         return any(op(s.kind).reduces == ROW for s in self.chain)
+
+    @property
+    def column_norm(self) -> int:
+        """The BatchNorm's stage index, -1: none."""
+        return next((i for i, s in enumerate(self.chain) if op(s.kind).reduces == COLUMN), -1)
 
     @property
     def chain(self) -> tuple:

@@ -66,6 +66,7 @@ EXACT_MAX_MACS = 268435456
 PARTIAL_SLOTS = 0
 Z_ALWAYS = False  # the forward's later kernels read z: it is written even without backward
 STATS_PER_ROW = 512  # float64 statistics kept per row for backward
+COL_STATS = False  # the BatchNorm's (mean, rstd) per channel, float64, kept for backward
 ROW_SUMS = 0  # float64 row sums backward keeps per row for the parameter gradients
 HAS_NORM = True  # the chain has a GroupNorm (group statistics are kept for backward)
 # the pre-GroupNorm stages have per-channel parameters: backward keeps the projection's group means for them
@@ -2359,9 +2360,9 @@ def _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward):
     z = _new(x, batch, HIDDEN_SIZE) if keep_for_backward or Z_ALWAYS else x.new_empty(0)
     # Statistics stay in float64: backward's projection needs them more exact than fp32 (see gn_backward); the
     # forward rounds them to fp32 to normalize, and backward repeats that rounding.
-    stats = (batch, STATS_PER_ROW) if STATS_PER_ROW else (0,)
+    stats = (batch, STATS_PER_ROW) if STATS_PER_ROW else (HIDDEN_SIZE,) if COL_STATS else (0,)
     mean = _new(x, *stats, dtype=torch.float64)
-    rstd = _new(x, *(stats if HAS_NORM else (0,)), dtype=torch.float64)
+    rstd = _new(x, *(stats if HAS_NORM or COL_STATS else (0,)), dtype=torch.float64)
     partials = _new(x, batch, NUM_GROUPS, PARTIAL_SLOTS, 2, dtype=torch.float64) if PARTIAL_SLOTS else empty
     kernels.forward(x, weight, bias, gamma, beta, [],
                     [s0], out, z, mean, rstd, partials, eps, _stream(x.device))
@@ -2442,9 +2443,9 @@ if _HAS_CUSTOM_OP:
         def _(x, weight, bias, gamma, beta, s0, eps, keep):
             batch = x.shape[0]
             z = x.new_empty(batch, HIDDEN_SIZE) if keep or Z_ALWAYS else x.new_empty(0)
-            stats = (batch, STATS_PER_ROW) if STATS_PER_ROW else (0,)
+            stats = (batch, STATS_PER_ROW) if STATS_PER_ROW else (HIDDEN_SIZE,) if COL_STATS else (0,)
             return (x.new_empty(batch, HIDDEN_SIZE), z, x.new_empty(*stats, dtype=torch.float64),
-                    x.new_empty(*(stats if HAS_NORM else (0,)), dtype=torch.float64))
+                    x.new_empty(*(stats if HAS_NORM or COL_STATS else (0,)), dtype=torch.float64))
 
         @torch.library.custom_op(_NAMESPACE + "::backward", mutates_args=())
         def backward_op(grad_out: _Tensor, x: _Tensor, weight: _Tensor, gamma: _Tensor, beta: _Tensor, z: _Tensor, mean: _Tensor, rstd: _Tensor, s0: float, need_x: bool,

@@ -1,7 +1,7 @@
 """The stage library on the CPU: every model file of tests/models renders a module whose ModelNew keeps the file's
 constructor (same seed, same weights and state_dict keys; other arguments refused), and every stage template, in
 every chain the files hold, compiles with nvcc (forward and backward of both chain segments; with row reductions,
-the row kernels)."""
+the row kernels; with a BatchNorm, the column kernels)."""
 import subprocess
 
 import pytest
@@ -13,7 +13,7 @@ from test_compile import NVCC
 import fusegen
 from fusegen.frontend import GENERATED, load_model_file
 from fusegen.interface import model_spec
-from fusegen.plan import ROWS
+from fusegen.plan import COLS, ROWS
 from fusegen.render import _environment
 
 MODELS = REPO / "tests" / "models"
@@ -56,11 +56,11 @@ def test_every_chain_compiles(tmp_path):
     parts = ["#include <cuda_runtime.h>"]
     for k, name in enumerate(MODEL_FILES):
         p = fusegen.plan(model_spec(MODELS / name)[0])
-        if p.group_strategy == ROWS:  # the row kernels themselves instantiate every stage and reduction
+        if p.group_strategy in (ROWS, COLS):  # their kernels themselves instantiate every stage and reduction
             parts += [f"// {name}", f"namespace m{k} {{"] + [
                 env.get_template(f"{t}.cuh.j2").render(plan=p) for t in (
-                    "common", "epilogue/row_state", "epilogue/epilogue_chain", "epilogue/epilogue_gn_args",
-                    "epilogue/epilogue_rows")] + ["}"]
+                    "common", "epilogue/row_state" if p.group_strategy == ROWS else None, "epilogue/epilogue_chain",
+                    "epilogue/epilogue_gn_args", "epilogue/epilogue_" + p.group_strategy) if t] + ["}"]
             continue
         chain = env.get_template("epilogue/epilogue_chain.cuh.j2").render(plan=p)
         parts += [f"// {name}", f"namespace m{k} {{",

@@ -56,7 +56,7 @@ def test_from_model_cli_renders_what_render_renders(tmp_path):
     ("refuse_mean_whole.py", "a mean over the whole tensor", "x.mean()"),
     ("refuse_row_value_param.py", "x * p of a (batch, 1) row value", "x.sum(dim=1, keepdim=True) * self.p"),
     ("refuse_row_value_twice.py", "a row value used a second time", "(x - m) / m"),
-    ("refuse_batchnorm.py", "BatchNorm1d (BatchNorm: statistics over the batch)", "self.bn("),
+    ("refuse_batchnorm_functional.py", "batch_norm (a BatchNorm other than nn.BatchNorm1d", "F.batch_norm("),
     ("refuse_two_gemms.py", "Linear (a second GEMM)", "self.fc2("),
     ("refuse_dropout.py", "Dropout (dropout in training)", "self.drop("),
     ("refuse_min_elementwise.py", "min (element-wise min against a tensor", "torch.min(x, self.constant)"),
@@ -218,11 +218,12 @@ STAGE_FILES = {
 def test_every_stage_file_is_in_the_table_and_every_kind_is_covered():
     assert sorted(p.name for p in MODELS.glob("stage_*.py")) == sorted(STAGE_FILES)
     from fusegen.frontend import GENERATED, STAGES
-    from fusegen.ops import ROW, ROW_VALUE, OPS
+    from fusegen.ops import COLUMN, ROW, ROW_VALUE, OPS
     covered = {kind for _, stages in STAGE_FILES.values() for kind, _, _ in stages}
-    # the row ops' files are tests/models/row_*.py (tests/test_rows.py reads them)
-    row_ops = {k for k, o in OPS.items() if o.reduces == ROW or o.takes == ROW_VALUE}
-    assert covered == set(STAGES) - row_ops, set(STAGES) ^ covered
+    # the row ops' files are tests/models/row_*.py (tests/test_rows.py reads them), the BatchNorm's bn_*.py
+    # (tests/test_batchnorm.py)
+    own_files = {k for k, o in OPS.items() if o.reduces in (ROW, COLUMN) or o.takes == ROW_VALUE}
+    assert covered == set(STAGES) - own_files, set(STAGES) ^ covered
     assert set(GENERATED) <= set(STAGES)
 
 
@@ -453,8 +454,9 @@ def _draw_stage(draw, i, kind, residual_sources):
     return pick([([f"{m} = nn.{modules[kind]}()"], f"{m}(x)")] + [([], f) for f in fns]) + ((),)
 
 
-# the row ops: their spellings are read from tests/models/row_*.py and the GPU random chains
-ROW_OPS = ("softmax", "log_softmax", "row_reduce", "row_combine")
+# the row ops and the BatchNorm: their spellings are read from tests/models/row_*.py and bn_*.py (test_rows.py,
+# test_batchnorm.py) and the GPU random chains
+ROW_OPS = ("softmax", "log_softmax", "row_reduce", "row_combine", "batch_norm")
 IDENTITIES = ["F.dropout(x, 0.0)", "F.dropout(x, 0.3, training=False)", "self.idt(x)"]
 
 

@@ -7,7 +7,7 @@ import pytest
 from helpers import REPO
 
 from fusegen.frontend import STAGES
-from fusegen.ops import ELEMENTWISE, GROUP, OPS, ROW, ROW_VALUE, chain_title, op
+from fusegen.ops import COLUMN, ELEMENTWISE, GROUP, OPS, ROW, ROW_VALUE, chain_title, op
 from fusegen.spec import Spec, Stage
 
 TEMPLATES = REPO / "templates"
@@ -26,6 +26,16 @@ def test_every_op_has_device_code_with_forward_and_backward(kind):
             assert re.search(rf"\b{fn}\(", text), f"reduce_{kind}: {fn}"
         for name in o.choices:
             assert f'st.choice("{name}")' in text, f"reduce_{kind} does not express its choice {name}"
+        return
+    if o.reduces == COLUMN:  # a reduction over the batch: what a column keeps, forward, backward and its sums
+        text = (TEMPLATES / "ops" / f"column_{kind}.cuh.j2").read_text()
+        for fn in ("col", "fwd", "bwd_add", "bwd"):
+            assert re.search(rf"\b{fn}\(", text), f"column_{kind}: {fn}"
+        for name in o.choices:
+            assert f'st.choice("{name}")' in text, f"column_{kind} does not express its choice {name}"
+        cols = (TEMPLATES / "epilogue" / "epilogue_cols.cuh.j2").read_text()
+        for name in o.scalars:  # runtime scalars are read through their slots
+            assert f'.slot("{name}")' in cols, f"the column kernels do not read {kind}'s scalar {name}"
         return
     assert o.reduces == ELEMENTWISE
     if kind == "residual":  # reads two chain values: composed in the chain itself
