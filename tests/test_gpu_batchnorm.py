@@ -1,6 +1,6 @@
 """BatchNorm1d modules on the GPU, beyond test_gpu_chains (which checks every model file in training mode, forward
-and every gradient against fp64): the running statistics after three training steps (forward, backward and an SGD
-step on the reference and on ModelNew, fresh input each step), then the trained layers in eval against fp64 (the
+and every gradient against fp64): the running statistics after three training steps (forward and backward of both on
+the same weights and a fresh input, an SGD step), then the trained layers in eval against fp64 (the
 running statistics as an affine; without them, still the batch's), and batch 1 (refused in training with torch's
 message, accepted in eval). At each file's own size and at a size that runs the tensor-core engines."""
 import pytest
@@ -53,26 +53,29 @@ def test_running_statistics_then_eval_match(name, size, built):
     gen = torch.Generator().manual_seed(11)
     problems = []
     for step in range(3):
+        # both layers normalize the same batch with the same weights (the reference's, after its SGD step): the
+        # running statistics then differ by how each computes the statistics alone. (The gradients are checked
+        # against fp64 in test_gpu_chains; some are zero in exact arithmetic, e.g. a bias right before the
+        # BatchNorm, and their fp32 noise would make the two layers' weights drift apart.)
+        new.load_state_dict({k: v for k, v in ref.state_dict().items() if "running" not in k and "batches" not in k},
+                            strict=False)
         x = draw_input(shape, DISTRIBUTIONS[step % len(DISTRIBUTIONS)], gen).float().cuda()
         grad = None
         for m in (ref, new):
             m.zero_grad(set_to_none=True)
             out = m(x)
-            grad = torch.randn(out.shape, generator=gen).cuda() if grad is None else grad
+            grad = torch.randn(out.shape, generator=gen).cuda() / shape[0] if grad is None else grad
             out.backward(grad)
-            with torch.no_grad():
-                for p in m.parameters():
-                    p -= 0.05 * p.grad
-        for (n, a), (_, b) in zip(ref.named_parameters(), new.named_parameters()):
-            if not torch.allclose(a, b, rtol=1e-4, atol=1e-5):
-                problems.append(f"step {step}: parameter {n} after SGD differs by {(a - b).abs().max().item():.3g}")
+        with torch.no_grad():
+            for p in ref.parameters():
+                p -= 0.05 * p.grad
     rb, nb = _buffers(ref), _buffers(new)
     assert list(rb) == list(nb), f"buffers differ: {list(nb)} vs {list(rb)}"
     for n in rb:
         if rb[n].dtype == torch.long:
             ok = torch.equal(rb[n], nb[n])
         else:  # torch sums in fp32, we in fp64: a few ulps, far below the statistics' own sampling noise
-            ok = torch.allclose(nb[n], rb[n], rtol=1e-5, atol=1e-6)
+            ok = torch.allclose(nb[n], rb[n], rtol=1e-5, atol=1e-6 * rb[n].abs().max().item())
         if not ok:
             problems.append(f"buffer {n}: ours {nb[n].flatten()[:4].tolist()}, torch {rb[n].flatten()[:4].tolist()}")
         print(f"\n{name} {size}: {n} max |diff| {(nb[n].double() - rb[n].double()).abs().max().item():.3g}")
