@@ -13,7 +13,8 @@ set -uo pipefail
 OUT=${OUT:-/tmp/fusegen-out}
 PART=${PART:-module}
 mkdir -p "$OUT"
-export PYTHONPATH=${PYTHONPATH:-.} PYTHONUNBUFFERED=1 FUSEGEN_CACHE_DIR=${FUSEGEN_CACHE_DIR:-/tmp/fusegen-cache}
+export PYTHONPATH=${PYTHONPATH:-.} PYTHONUNBUFFERED=1 FUSEGEN_CACHE_DIR=${FUSEGEN_CACHE_DIR:-/tmp/fusegen-cache} \
+  FUSEGEN_FAILED_CHAINS=${FUSEGEN_FAILED_CHAINS:-$OUT/failed-chains}  # random chains that miss the bar, kept
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 start=$(date +%s)
 case "$PART" in

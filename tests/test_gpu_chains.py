@@ -5,6 +5,7 @@ small size (compensated FFMA GEMMs) and scaled up to where the tensor-core engin
 this architecture can get (on a Hopper: wgmma and mma.sync), inputs drawn from every distribution in turn."""
 import math
 import os
+import pathlib
 import re
 
 import pytest
@@ -131,10 +132,14 @@ def model_source(draw):
     if gw == 1 and batch == 1:
         batch = 2  # GroupNorm refuses one value a group
     n = draw(st.integers(1, 6))
-    # row reductions (softmax, a row value against the tensor, a reduction to one value a row at the end) are not
-    # generated beside a GroupNorm yet: a chain draws one or the other
-    rows = draw(st.booleans(), label="row reductions")
-    gn_at = -1 if rows else draw(st.integers(-1, n - 1))  # -1: no GroupNorm
+    # row reductions (softmax, a row value against the tensor, a reduction to one value a row at the end), a
+    # GroupNorm and a BatchNorm are not generated beside each other yet: a chain draws one of them
+    reduction = draw(st.sampled_from(["group_norm", "rows", "batch_norm"]), label="reduction")
+    rows = reduction == "rows"
+    gn_at = draw(st.integers(-1, n - 1)) if reduction == "group_norm" else -1  # -1: no GroupNorm
+    bn_at = draw(st.integers(0, n - 1)) if reduction == "batch_norm" else -1
+    if bn_at >= 0:
+        batch = max(batch, 2)  # a BatchNorm in training refuses one row
     init = [f"self.fc = nn.Linear(input_size, hidden_size, bias={draw(st.booleans())})"]
     body, side = ["v0 = self.fc(x)"], []  # side[v]: which side of the GroupNorm value v is on
     side.append(0)
@@ -143,6 +148,10 @@ def model_source(draw):
         if i == gn_at:
             init.append(f"self.gn = nn.GroupNorm({groups}, hidden_size, affine={draw(st.booleans())})")
             expr = f"self.gn({v})"
+        elif i == bn_at:
+            init.append(f"self.bn = nn.BatchNorm1d(hidden_size, momentum={draw(st.sampled_from([0.1, None, 0.5]))}, "
+                        f"affine={draw(st.booleans())}, track_running_stats={draw(st.booleans())})")
+            expr = f"self.bn({v})"
         else:
             kind = draw(st.sampled_from(ELEMENTWISE + (ROW_KINDS if rows else ())), label=f"stage {i}")
             expr = {"leaky_relu": f"F.leaky_relu({v}, {draw(st.sampled_from([0.01, 0.2, -0.3]))})",
@@ -204,5 +213,9 @@ def test_random_chains_forward_and_gradients_match_fp64(tmp_path):
         engines.add(engine_ran(module, batch, inp))
         if problems:
             failures.append(f"{f.name}:\n{src}\n" + "\n".join(problems))
+            keep = os.environ.get("FUSEGEN_FAILED_CHAINS")  # a directory: failing chains kept for a rerun
+            if keep:
+                pathlib.Path(keep).mkdir(parents=True, exist_ok=True)
+                (pathlib.Path(keep) / f.name).write_text(src)
     assert not failures, "\n\n".join(failures)
     assert len(engines) > 1 or CHAINS < 6, f"every chain ran on {engines}: the tensor-core engines went untested"

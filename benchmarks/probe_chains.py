@@ -1,0 +1,68 @@
+"""Random chains of one reduction kind on the GPU, as the random-chain property test draws them (its
+`model_source`), with a fixed hypothesis seed so that a run can be repeated; prints each chain's verdict and the
+source of every one that misses the accuracy bar, and keeps the sources under --out.
+
+    device: PYTHONPATH=. python3 benchmarks/probe_chains.py --reduction batch_norm --seed 1 --count 16 --out $OUT
+"""
+import argparse
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+
+from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
+
+import test_gpu_chains as chains  # noqa: E402
+from helpers import import_file, prebuild  # noqa: E402
+
+import fusegen  # noqa: E402
+from fusegen.accuracy import DISTRIBUTIONS  # noqa: E402
+from fusegen.frontend import load_model_file  # noqa: E402
+from fusegen.interface import model_spec  # noqa: E402
+
+MARKS = {"batch_norm": "nn.BatchNorm1d", "group_norm": "nn.GroupNorm", "rows": "dim="}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reduction", choices=sorted(MARKS), required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--count", type=int, default=12)
+    ap.add_argument("--big", action="store_true", help="only chains big enough for the tensor-core engines")
+    ap.add_argument("--out", default="/tmp/fusegen-probe")
+    args = ap.parse_args()
+    drawn = []
+
+    @seed(args.seed)
+    @settings(max_examples=40 * args.count, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(chains.model_source())
+    def draw(model):
+        if MARKS[args.reduction] in model[0] and (model[1] >= 1024 or not args.big):
+            drawn.append(model)
+
+    draw()
+    drawn = drawn[:args.count]
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    files, paths = [], []
+    for k, (src, *_) in enumerate(drawn):  # the engines in turn, as the property test
+        f = out / f"probe_{args.reduction}_{args.seed}_{k}.py"
+        f.write_text(src)
+        files.append(f)
+        plan = fusegen.plan(model_spec(f)[0], arch=chains.ARCHS[k % len(chains.ARCHS)])
+        paths.append(fusegen.write_module(plan, out / "generated"))
+    prebuild(sorted(set(paths)))
+    missed = 0
+    for k, (f, path, (src, batch, inp, hidden)) in enumerate(zip(files, paths, drawn)):
+        problems = chains.check_model_file(load_model_file(f), import_file(path), batch, batch,
+                                           DISTRIBUTIONS[k % len(DISTRIBUTIONS)], f.name)
+        print(f"{'MISSED' if problems else 'ok'} {f.name}: batch {batch}, {inp} -> {hidden}")
+        if problems:
+            missed += 1
+            print(src + "\n".join(problems))
+    print(f"{missed} of {len(drawn)} missed the bar")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
