@@ -4,7 +4,7 @@
 #                   known hard shapes, the committed headline module (~4 min on an H200)
 #   PART=chains     tests/test_gpu_chains.py + tests/test_gpu_real_use.py: every model file at its own size and
 #                   scaled to the tensor-core engines, random chains, torch.compile / DDP / CLI (~6 min)
-#   PART=mutations  benchmarks/mutations.py: five planted bugs, each must fail the tests of its path (~2 min)
+#   PART=mutations  benchmarks/mutations.py: planted bugs, each must fail the tests of its path (~2 min)
 #   PART=bench      benchmarks/bench.py and the SASS check
 #   PART=examples   `fusegen from-model F --bench` for each example layer (EXAMPLES, default examples/*.py), their
 #                   modules built in parallel first

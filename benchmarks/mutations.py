@@ -60,6 +60,12 @@ MUTATIONS = (
              "templates/epilogue/row_state.cuh.j2", "for (int w = 1; w < TEAM / 32; ++w) {",
              "for (int w = 1; w < 1; ++w) {",
              ("tests/test_gpu_chains.py", "-k", "sm90 and (row_softmax_module_wide or row_logsumexp_tail)")),
+    Mutation("bn_projection", "BatchNorm's backward without the batch statistics' gradient (dv = rstd gamma g)",
+             "templates/ops/column_batch_norm.cuh.j2", "return c.batch ? (float)", "return false ? (float)",
+             ("tests/test_gpu_chains.py", "-k", "sm90 and (bn_relu or bn_no_affine)")),
+    Mutation("bn_running_var", "the running variance updated with the biased batch variance",
+             "templates/epilogue/epilogue_cols.cuh.j2", "f * var * M / (M - 1));", "f * var);",
+             ("tests/test_gpu_batchnorm.py", "-k", "bn_relu")),
 )
 # the grad_weight mutant's helper kernel (a mutant may add code; it must not change the others)
 EXTRA = {"grad_w_element": ("templates/launchers.cuh.j2", "static const char* last_error() {",
