@@ -31,7 +31,8 @@ REFUSED_WHY = {
     "mean": "a reduction not over the features", "sum": "a reduction not over the features",
     "max": "a reduction not over the features", "min": "a reduction not over the features",
     "batchnorm": "a BatchNorm other than nn.BatchNorm1d of the Linear's out features (F.batch_norm: write the "
-                 "module, whose buffers the generated layer updates)", "linear": "a second GEMM", "matmul": "a second GEMM",
+                 "module, whose buffers the generated layer updates)",
+    "linear": "a second GEMM", "matmul": "a second GEMM",
     "mm": "a second GEMM", "dropout": "dropout in training", "pool": "a pooling", "norm": "a normalization",
 }
 

@@ -21,9 +21,10 @@ NO_NORM = "none"  # no GroupNorm: the whole chain is element-wise, applied to ea
 # output last. Backward: one pass per row sum its gradient needs, in reverse, then dz.
 ROWS = "rows"
 # A reduction over the batch (BatchNorm1d): the GEMM epilogue writes z, then a column kernel gives each block 32
-# whole columns: a pass for the mean, one for the variance (exact two-pass, in double), one for the output; the
-# running statistics are updated there. Backward likewise: a pass for the column sums of g and g x_hat, one for
-# dz and the parameters' column sums. A block owns its columns: no partials cross blocks, no atomics.
+# whole columns: a pass for the mean, one for the variance (exact two-pass, in double), one for the output; in
+# training a one-block kernel then updates the running statistics. Backward likewise: a pass for the column sums
+# of g and g x_hat, one for dz and the parameters' column sums. A block owns its columns: no partials cross
+# blocks, no atomics.
 COLS = "cols"
 ROW_STATS = 2  # doubles each row reduction keeps per row for backward (its state, finished)
 TINY_GROUP = 8  # 3xtf32 layers with narrower groups run on the fp32 FFMA engine (see plan())
@@ -156,7 +157,7 @@ class StagePlan:
     scalars: tuple = ()  # (name, slot): runtime scalars, StageArgs::scalar[slot]
     chan: int = -1  # slot of its per-channel parameter (StageArgs::chan), -1: none
     src: int = -1  # residual, row_combine: the earlier (batch, hidden) chain value it reads
-    # Row and column strategies. role: how the row / column kernels run it: "ew" (element-wise on the tensor), "residual",
+    # Row and column strategies. role: how their kernels run it: "ew" (element-wise on the tensor), "residual",
     # "row_ew" (element-wise on a row value: once a row), "reduce" (tensor -> row value), "norm" (a row reduction
     # back onto the tensor: softmax), "combine" (a row value against the tensor), "cnorm" (the BatchNorm)
     role: str = "ew"
