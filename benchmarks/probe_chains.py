@@ -1,8 +1,11 @@
 """Random chains of one reduction kind on the GPU, as the random-chain property test draws them (its
 `model_source`), with a fixed hypothesis seed so that a run can be repeated; prints each chain's verdict and the
-source of every one that misses the accuracy bar, and keeps the sources under --out.
+source of every one that misses the accuracy bar, and keeps the sources under --out. Distinct chains only (seeds
+--seed, --seed + 1, ... until --count are drawn); each is checked on the engines in turn as the property test
+does, or on --arch's, with the input distribution the test would give it, or with each of --dists.
 
-    device: PYTHONPATH=. python3 benchmarks/probe_chains.py --reduction batch_norm --seed 1 --count 16 --out $OUT
+    device: PYTHONPATH=. python3 benchmarks/probe_chains.py --reduction batch_norm --big --count 24 \
+            --dists exponential,normal --out $OUT
 """
 import argparse
 import pathlib
@@ -29,19 +32,30 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--count", type=int, default=12)
     ap.add_argument("--big", action="store_true", help="only chains big enough for the tensor-core engines")
+    ap.add_argument("--arch", choices=["sm80", "sm90"], help="plan every chain for this arch (default: in turn)")
+    ap.add_argument("--dists", help="comma-separated input distributions, each chain checked with each")
     ap.add_argument("--out", default="/tmp/fusegen-probe")
+    ap.add_argument("--list", action="store_true", help="write the chains' sources and stop (no GPU needed)")
     args = ap.parse_args()
-    drawn = []
+    drawn, seen = [], set()
 
-    @seed(args.seed)
-    @settings(max_examples=40 * args.count, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(chains.model_source())
-    def draw(model):
-        if MARKS[args.reduction] in model[0] and (model[1] >= 1024 or not args.big):
-            drawn.append(model)
+    def draw_from(s):
+        @seed(s)
+        @settings(max_examples=40 * args.count, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(chains.model_source())
+        def draw(model):
+            if MARKS[args.reduction] in model[0] and (model[1] >= 1024 or not args.big) and model[0] not in seen:
+                seen.add(model[0])
+                drawn.append(model)
+        draw()
 
-    draw()
+    for s in range(args.seed, args.seed + 50):
+        if len(drawn) >= args.count:
+            break
+        draw_from(s)
     drawn = drawn[:args.count]
+    archs = {"sm80": [(8, 0)], "sm90": [(9, 0)], None: chains.ARCHS}[args.arch]
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     files, paths = [], []
@@ -49,13 +63,18 @@ def main():
         f = out / f"probe_{args.reduction}_{args.seed}_{k}.py"
         f.write_text(src)
         files.append(f)
-        plan = fusegen.plan(model_spec(f)[0], arch=chains.ARCHS[k % len(chains.ARCHS)])
+        plan = fusegen.plan(model_spec(f)[0], arch=archs[k % len(archs)])
         paths.append(fusegen.write_module(plan, out / "generated"))
+    if args.list:
+        print("\n".join(f"{f}: batch {b}, {i} -> {h}" for f, (_, b, i, h) in zip(files, drawn)))
+        return 0
     prebuild(sorted(set(paths)))
     missed = 0
     for k, (f, path, (src, batch, inp, hidden)) in enumerate(zip(files, paths, drawn)):
-        problems = chains.check_model_file(load_model_file(f), import_file(path), batch, batch,
-                                           DISTRIBUTIONS[k % len(DISTRIBUTIONS)], f.name)
+        problems = []
+        for dist in args.dists.split(",") if args.dists else [DISTRIBUTIONS[k % len(DISTRIBUTIONS)]]:
+            problems += chains.check_model_file(load_model_file(f), import_file(path), batch, batch, dist,
+                                                f"{f.name} {dist}")
         print(f"{'MISSED' if problems else 'ok'} {f.name}: batch {batch}, {inp} -> {hidden}")
         if problems:
             missed += 1
