@@ -23,7 +23,9 @@ from fusegen.accuracy import DISTRIBUTIONS  # noqa: E402
 from fusegen.frontend import load_model_file  # noqa: E402
 from fusegen.interface import model_spec  # noqa: E402
 
-MARKS = {"batch_norm": "nn.BatchNorm1d", "group_norm": "nn.GroupNorm", "rows": "dim="}
+# what a chain's source holds for each kind (all of them)
+MARKS = {"batch_norm": ("nn.BatchNorm1d",), "group_norm": ("nn.GroupNorm",), "rows": ("dim=",),
+         "rows_group_norm": ("nn.GroupNorm", "dim=")}
 
 
 def main():
@@ -45,7 +47,7 @@ def main():
                   suppress_health_check=list(HealthCheck))
         @given(chains.model_source())
         def draw(model):
-            if MARKS[args.reduction] in model[0] and (model[1] >= 1024 or not args.big) and model[0] not in seen:
+            if all(m in model[0] for m in MARKS[args.reduction]) and (model[1] >= 1024 or not args.big) and model[0] not in seen:
                 seen.add(model[0])
                 drawn.append(model)
         draw()

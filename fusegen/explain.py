@@ -53,6 +53,10 @@ STRATEGY_WORDS = {
           "training, one for the output; backward a pass for the column sums of g and g x_hat, then dz and the "
           "parameters' sums",
 }
+# a GroupNorm beside row reductions
+GROUP_ON_ROWS = ("one of the row reductions ({gw} channels a group): the row kernel's pass over the row gives each "
+                 "group its mean, a second its variance (float64), later passes normalize with them; backward a "
+                 "pass for each group's sums of g gamma and g gamma x_hat")
 
 
 def _peaks(gpu: str):
@@ -130,7 +134,8 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         "where a few ill-conditioned values decide the error).",
         (f"- GroupNorm ({s.group_width} channels a group): " if plan.group_strategy not in (NO_NORM, ROWS, COLS)
          else "- GroupNorm: ")
-        + STRATEGY_WORDS[plan.group_strategy].format(gw=s.group_width, pieces=plan.pieces_per_group) + ".",
+        + (GROUP_ON_ROWS.format(gw=s.group_width) if plan.row_group_width else
+           STRATEGY_WORDS[plan.group_strategy].format(gw=s.group_width, pieces=plan.pieces_per_group)) + ".",
         "- Sizes: input and hidden " + ("compiled in" if plan.fixed_sizes else "passed at run time") +
         "; any batch. Backward reads z (the GEMM output, kept in training)" +
         (" and the group statistics (float64)." if plan.gn_index >= 0 else

@@ -6,7 +6,9 @@ the accuracy bar read it instead of keeping tables of their own. An op's device 
   to one value a row) and backward (`bwd`, with `bwd_add`: the row sums its backward needs);
 - a reduction over the batch (a column of the output): `templates/ops/column_<kind>.cuh.j2`, a struct with what
   a column keeps (`Col`), the forward (`fwd`) and backward (`bwd`, with `bwd_add`: the column sums it needs);
-- the GroupNorm: its epilogues per strategy and its backward kernel (templates/epilogue).
+- the GroupNorm: its fused epilogues per strategy and its backward kernel (templates/epilogue); beside row
+  reductions, one of the row kernels' reductions: `templates/ops/reduce_group_norm.cuh.j2` (per group: forward,
+  `bwd_add` for the group sums its backward needs, `bwd`).
 
 Adding an element-wise op: one entry here, one template, and its spellings in the front end's reader. Adding a row
 reduction: one entry, one reduce_ template, its spellings.
@@ -76,7 +78,7 @@ def _scalar_title(s):
 
 OPS = {op.kind: op for op in (
     Op("group_norm", "GroupNorm", "gn", "nn.GroupNorm, F.group_norm (at most one, over the Linear's out features)",
-       reduces=GROUP, takes=FULL, makes=FULL),
+       reduces=GROUP, takes=FULL, makes=FULL, choices=("affine", "eps")),
     Op("leaky_relu", "LeakyReLU", "lrelu", "nn.LeakyReLU, F.leaky_relu", scalars=("negative_slope",),
        kinks=lambda s: ((0.0, s.param("negative_slope"), 1.0),)),
     Op("relu", "ReLU", "relu", "nn.ReLU, F.relu, torch.relu, x.relu()", kinks=lambda s: ((0.0, 0.0, 1.0),)),

@@ -159,12 +159,31 @@ class StagePlan:
     src: int = -1  # residual, row_combine: the earlier (batch, hidden) chain value it reads
     # Row and column strategies. role: how their kernels run it: "ew" (element-wise on the tensor), "residual",
     # "row_ew" (element-wise on a row value: once a row), "reduce" (tensor -> row value), "norm" (a row reduction
-    # back onto the tensor: softmax), "combine" (a row value against the tensor), "cnorm" (the BatchNorm)
+    # back onto the tensor: softmax), "combine" (a row value against the tensor), "cnorm" (the BatchNorm),
+    # "gnorm" (a GroupNorm beside row reductions: a reduction over each group of the row)
     role: str = "ew"
-    stats_at: int = -1  # reduce, norm: its ROW_STATS doubles in the per-row statistics
-    sums_at: int = -1  # reduce, norm, combine: its backward row sum (reduce: its value's gradient) per row
+    # reduce, norm: its ROW_STATS doubles in the per-row statistics; gnorm: 2 a group, after every other's
+    stats_at: int = -1
+    # reduce, norm, combine: its backward row sum (reduce: its value's gradient) per row; gnorm: 2 a group, last
+    sums_at: int = -1
     tail: tuple = ()  # combine: the row-value stages between it and its reduction, last first (backward's order)
     row_of: int = -1  # combine: the reduction whose row value it reads
+    # gnorm: channels a group, and lanes that walk one group (a power of two up to 32 for narrow groups, so
+    # that one team walks several groups at once; the whole team for wider ones). Its groups' doubles follow
+    # the other reductions' in a row (their count depends on the run-time width). With affine its weight is
+    # StageArgs::chan[chan], its bias chan[chan + 1].
+    group_width: int = 0
+    group_lanes: int = 0
+
+    @property
+    def row_stats(self) -> int:
+        """Doubles it keeps per row at fixed places: ROW_STATS for a row reduction."""
+        return ROW_STATS if self.role in ("reduce", "norm") else 0
+
+    @property
+    def row_sums(self) -> int:
+        """Doubles its backward keeps per row at fixed places: one row sum."""
+        return 1 if self.role in ("reduce", "norm", "combine") else 0
 
     @property
     def template(self) -> str:
@@ -172,7 +191,7 @@ class StagePlan:
         none: the chain adds it)."""
         if self.kind == "residual":
             return ""
-        prefix = {ROW: "reduce", COLUMN: "column"}.get(op(self.kind).reduces, "stage")
+        prefix = {ROW: "reduce", GROUP: "reduce", COLUMN: "column"}.get(op(self.kind).reduces, "stage")
         return f"ops/{prefix}_{self.kind}.cuh.j2"
 
     def slot(self, name) -> int:
@@ -187,6 +206,8 @@ def _role(spec, i) -> str:
     o = op(s.kind)
     if o.reduces == COLUMN:
         return "cnorm"
+    if o.reduces == GROUP:
+        return "gnorm"
     if o.reduces == ROW:
         return "reduce" if o.makes == ROW_VALUE else "norm"
     if o.takes == ROW_VALUE:
@@ -194,6 +215,11 @@ def _role(spec, i) -> str:
     if s.kind == "residual":
         return "residual"
     return "row_ew" if shapes[i] == ROW_VALUE else "ew"
+
+
+def row_team(spec) -> int:
+    """Row strategy: threads that walk one row (a warp for rows of up to 1024 values, else a block)."""
+    return 32 if spec.hidden_size <= 1024 else 256
 
 
 def _row_tail(roles, i) -> tuple:
@@ -210,16 +236,15 @@ def plan_chain(spec: Spec):
     ((stage index, param name) each)."""
     stages, scalar_slots, chan_slots = [], [], []
     chain = spec.chain
-    gn_index = next((i for i, s in enumerate(chain) if s.kind == "group_norm"), -1)
     rows, cols = spec.has_row_reduction, spec.column_norm >= 0
-    if rows and gn_index >= 0:
-        raise SpecError("a GroupNorm and a row reduction (softmax, sum, max, ...) in one chain: not generated yet")
-    if cols and (rows or gn_index >= 0):
+    if cols and (rows or spec.has_group_norm):
         raise SpecError("a BatchNorm with a GroupNorm or a row reduction in one chain: not generated yet")
+    # beside row reductions the GroupNorm is one of the row kernels' reductions (role gnorm), not the fused one
+    gn_index = -1 if rows else next((i for i, s in enumerate(chain) if s.kind == "group_norm"), -1)
     roles = [_role(spec, i) for i in range(len(chain))] if rows or cols else []
     n_stats = n_sums = 0
     for i, s in enumerate(chain):
-        if s.kind == "group_norm":
+        if s.kind == "group_norm" and not rows:
             continue
         scalars = []
         for name in op(s.kind).scalars:
@@ -229,6 +254,9 @@ def plan_chain(spec: Spec):
         if s.kind == "channel":
             chan = len(chan_slots)
             chan_slots.append((i, "param"))
+        if s.kind == "group_norm" and s.param("affine"):
+            chan = len(chan_slots)
+            chan_slots += [(i, "weight"), (i, "bias")]
         src = s.param("src", -1) if s.kind in ("residual", "row_combine") else -1
         if s.kind == "residual" and not (0 <= src <= i and (gn_index < 0 or (src <= gn_index) == (i < gn_index))):
             raise SpecError(f"stage {i} (residual) adds chain value {src}: it must be an earlier value on the same "
@@ -238,12 +266,18 @@ def plan_chain(spec: Spec):
             role = roles[i]
             tail = _row_tail(roles, i) if role == "combine" else ()
             extra = dict(role=role, tail=tail, row_of=(tail[-1] if tail else i) - 1 if role == "combine" else -1)
-            if role in ("reduce", "norm"):
-                extra["stats_at"], n_stats = n_stats, n_stats + ROW_STATS
-            if role in ("reduce", "norm", "combine"):
-                extra["sums_at"], n_sums = n_sums, n_sums + 1
-        stages.append(StagePlan(s.kind, i, tuple((n, s.param(n)) for n in op(s.kind).choices),
-                                tuple(scalars), chan, src, **extra))
+            if role == "gnorm":
+                gw = spec.group_width
+                extra.update(group_width=gw, group_lanes=row_team(spec) if gw >= 32 else min(32, _next_pow2(gw)))
+        stage = StagePlan(s.kind, i, tuple((n, s.param(n)) for n in op(s.kind).choices), tuple(scalars), chan, src,
+                          **extra)
+        if stage.row_stats:
+            stage, n_stats = dataclasses.replace(stage, stats_at=n_stats), n_stats + stage.row_stats
+        if stage.row_sums:
+            stage, n_sums = dataclasses.replace(stage, sums_at=n_sums), n_sums + stage.row_sums
+        stages.append(stage)
+    # the GroupNorm's per-group doubles after all the others
+    stages = [dataclasses.replace(s, stats_at=n_stats, sums_at=n_sums) if s.role == "gnorm" else s for s in stages]
     return tuple(stages), gn_index, tuple(scalar_slots), tuple(chan_slots)
 
 
@@ -313,17 +347,22 @@ class Plan:
     @property
     def row_stats(self) -> int:
         """Row strategy: doubles of statistics the forward keeps per row."""
-        return sum(ROW_STATS for s in self.stages if s.role in ("reduce", "norm"))
+        return sum(s.row_stats for s in self.stages)
 
     @property
     def row_sums(self) -> int:
         """Row strategy: doubles of backward row sums per row."""
-        return sum(1 for s in self.stages if s.sums_at >= 0)
+        return sum(s.row_sums for s in self.stages)
 
     @property
     def row_team(self) -> int:
-        """Row strategy: threads that walk one row (a warp for rows of up to 1024 values, else a block)."""
-        return 32 if self.spec.hidden_size <= 1024 else 256
+        return row_team(self.spec)
+
+    @property
+    def row_group_width(self) -> int:
+        """Row strategy: the GroupNorm's group width (its 2 doubles a group follow the row's other statistics and
+        row sums), 0: none."""
+        return next((s.group_width for s in self.stages if s.role == "gnorm"), 0)
 
     @property
     def terminal_tail(self) -> tuple:
@@ -348,8 +387,17 @@ class Plan:
     @property
     def stats_per_row(self) -> int:
         """float64 values the forward keeps per row for backward: the group means (the rstds beside them), or the
-        row reductions' statistics."""
-        return self.spec.num_groups if self.gn_index >= 0 else self.row_stats
+        row reductions' statistics (with a GroupNorm among them, two a group after the others)."""
+        return self.spec.num_groups if self.gn_index >= 0 else self.row_stats + 2 * self._row_groups
+
+    @property
+    def sums_per_row(self) -> int:
+        """Row strategy: float64 row sums backward keeps per row (a GroupNorm's two a group after the others)."""
+        return self.row_sums + 2 * self._row_groups
+
+    @property
+    def _row_groups(self) -> int:
+        return self.spec.hidden_size // self.row_group_width if self.row_group_width else 0
 
     @property
     def needs_z(self) -> bool:
@@ -459,9 +507,10 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # products carry ~2^-23 relative error (the small parts' rounding) where an FFMA's are exact: measured, a
     # 3-channel layer (input 3001) missed allclose(1e-4) on 2 elements. Those layers stay on the FFMA engine.
     stages, gn_index, scalar_slots, chan_slots = plan_chain(spec)
-    gw = spec.group_width if gn_index >= 0 else 1
+    gw = spec.group_width if spec.has_group_norm else 1
     # (without a GroupNorm nothing amplifies the GEMM's rounding: tensor cores at any width)
-    tensor_cores = spec.precision == TF32 or (spec.precision == TF32X3 and (gw >= TINY_GROUP or gn_index < 0))
+    tensor_cores = spec.precision == TF32 or (spec.precision == TF32X3 and (gw >= TINY_GROUP or
+                                                                            not spec.has_group_norm))
     allowed = (MmaTile, WgmmaTile) if tensor_cores else (GemmTile,)
     if tile is not None and not isinstance(tile, allowed):
         raise TypeError(f"precision {spec.precision} runs on {' or '.join(c.__name__ for c in allowed)}s, "

@@ -133,10 +133,10 @@ def model_source(draw):
         batch = 2  # GroupNorm refuses one value a group
     n = draw(st.integers(1, 6))
     # row reductions (softmax, a row value against the tensor, a reduction to one value a row at the end), a
-    # GroupNorm and a BatchNorm are not generated beside each other yet: a chain draws one of them
-    reduction = draw(st.sampled_from(["group_norm", "rows", "batch_norm"]), label="reduction")
-    rows = reduction == "rows"
-    gn_at = draw(st.integers(-1, n - 1)) if reduction == "group_norm" else -1  # -1: no GroupNorm
+    # GroupNorm, both, or a BatchNorm (not generated beside another reduction yet)
+    reduction = draw(st.sampled_from(["group_norm", "rows", "rows_group_norm", "batch_norm"]), label="reduction")
+    rows = reduction.startswith("rows")
+    gn_at = draw(st.integers(-1, n - 1)) if "group_norm" in reduction else -1  # -1: no GroupNorm
     bn_at = draw(st.integers(0, n - 1)) if reduction == "batch_norm" else -1
     if bn_at >= 0:
         batch = max(batch, 2)  # a BatchNorm in training refuses one row

@@ -16,8 +16,14 @@ TEMPLATES = REPO / "templates"
 @pytest.mark.parametrize("kind", sorted(OPS))
 def test_every_op_has_device_code_with_forward_and_backward(kind):
     o = OPS[kind]
-    if o.reduces == GROUP:  # GroupNorm: its epilogues per strategy, its backward kernel
+    if o.reduces == GROUP:  # GroupNorm: its fused epilogues per strategy, its backward kernel; beside row reductions
+        # one of the row kernels' reductions
         assert list(TEMPLATES.glob("epilogue/epilogue_gn_*.cuh.j2")) and (TEMPLATES / "epilogue/gn_backward.cuh.j2").is_file()
+        text = (TEMPLATES / "ops" / f"reduce_{kind}.cuh.j2").read_text()
+        for fn in ("fwd", "bwd_add", "bwd"):
+            assert re.search(rf"\b{fn}\(", text), f"reduce_{kind}: {fn}"
+        for name in o.choices:
+            assert f'st.choice("{name}")' in text, f"reduce_{kind} does not express its choice {name}"
         return
     if o.reduces == ROW:  # a row reduction: its state, its merge, forward and backward
         text = (TEMPLATES / "ops" / f"reduce_{kind}.cuh.j2").read_text()

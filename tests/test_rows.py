@@ -48,15 +48,38 @@ def test_the_planner_gives_roles_slots_and_the_row_tail():
     assert p.row_team == 256 and fusegen.plan(model_spec(MODELS / "row_softmax_torch.py")[0]).row_team == 32
 
 
-def test_a_spec_with_mismatched_shapes_or_a_groupnorm_beside_a_row_reduction_is_refused():
+def test_a_spec_with_mismatched_shapes_is_refused():
     reduce = Stage("row_reduce", (("how", "sum"), ("keepdim", True)))
     with pytest.raises(SpecError, match="reads a full value, got a row one"):
         Spec(8, 8, 1, stages=(reduce, Stage("channel", (("op", "mul"), ("param", "p")))))
     with pytest.raises(SpecError, match="must be an earlier \\(batch, hidden\\) value"):
         Spec(8, 8, 1, stages=(reduce, Stage("row_combine", (("op", "sub"), ("src", 1)))))
+
+
+def test_a_groupnorm_beside_row_reductions_is_one_of_the_row_kernels_reductions():
+    # x - mean -> GroupNorm (2 groups of 65, no affine) -> tanh -> log_softmax
+    p = fusegen.plan(model_spec(MODELS / "row_center_gn_wide_tanh.py")[0])
+    assert p.group_strategy == ROWS and p.gn_index == -1  # not the fused GroupNorm
+    roles = [(s.kind, s.role) for s in p.stages]
+    assert roles == [("row_reduce", "reduce"), ("row_combine", "combine"), ("group_norm", "gnorm"), ("tanh", "ew"),
+                     ("log_softmax", "norm")]
+    gn = p.stages[2]
+    # its two doubles a group follow the other reductions' (their count depends on the run-time width)
+    assert (gn.stats_at, gn.sums_at) == (p.row_stats, p.row_sums) == (4, 3)
+    assert (gn.group_width, gn.group_lanes, p.row_group_width) == (65, 32, 65)  # wider than a warp: the team
+    assert dict(gn.choices) == {"affine": False, "eps": 1e-3} and p.chan_slots == ()
+    # with affine its weight and bias are per-channel parameters (their gradients: the column sums)
+    p = fusegen.plan(model_spec(MODELS / "row_gn_silu_sum_scale.py")[0])
+    gn = p.stages[1]
+    assert (gn.role, gn.chan, gn.group_lanes) == ("gnorm", 1, 4)
+    assert p.chan_slots == ((0, "param"), (1, "weight"), (1, "bias"))
+    cuda = fusegen.render_cuda(p)
+    assert "struct G1 {" in cuda and "constexpr int ROW_GROUP_WIDTH = 3;" in cuda
+    # a BatchNorm beside another reduction is not generated yet
     gn = Stage("group_norm", (("num_groups", 2), ("eps", 1e-5), ("affine", False), ("weight", None), ("bias", None)))
-    with pytest.raises(SpecError, match="a GroupNorm and a row reduction"):
-        fusegen.plan(Spec(8, 8, 2, stages=(gn, Stage("softmax"))))
+    bn = Stage("batch_norm", (("eps", 1e-5), ("momentum", 0.1), ("affine", False), ("track_running_stats", False)))
+    with pytest.raises(SpecError, match="a BatchNorm with a GroupNorm or a row reduction"):
+        fusegen.plan(Spec(8, 8, 2, stages=(gn, bn)))
 
 
 def test_a_row_output_module_allocates_one_value_a_row(tmp_path):
