@@ -45,6 +45,10 @@ class Op:
     choices: tuple = ()  # the Stage params baked into its template (they change the emitted CUDA)
     kinks: object = None  # Stage -> ((position, slope below, slope above), ...): where its derivative jumps
     describe: object = None  # Stage -> its title with the constants that matter (default: `title`)
+    # Element types (fusegen/dtypes.py): what its arithmetic runs in, whatever the tensors' element type (the
+    # epilogue is fp32 throughout), and what a reduction's state and statistics accumulate in.
+    compute: str = "float32"
+    accumulate: str = ""  # reductions: their state's type
 
     def title_of(self, stage) -> str:
         return self.describe(stage) if self.describe else self.title
@@ -78,7 +82,7 @@ def _scalar_title(s):
 
 OPS = {op.kind: op for op in (
     Op("group_norm", "GroupNorm", "gn", "nn.GroupNorm, F.group_norm (at most one, over the Linear's out features)",
-       reduces=GROUP, takes=FULL, makes=FULL, choices=("affine", "eps")),
+       reduces=GROUP, accumulate="float64", takes=FULL, makes=FULL, choices=("affine", "eps")),
     Op("leaky_relu", "LeakyReLU", "lrelu", "nn.LeakyReLU, F.leaky_relu", scalars=("negative_slope",),
        kinks=lambda s: ((0.0, s.param("negative_slope"), 1.0),)),
     Op("relu", "ReLU", "relu", "nn.ReLU, F.relu, torch.relu, x.relu()", kinks=lambda s: ((0.0, 0.0, 1.0),)),
@@ -102,18 +106,18 @@ OPS = {op.kind: op for op in (
     Op("residual", "residual add", "res", "x + y (y an earlier value of the chain, e.g. the Linear's output)",
        takes=FULL),
     Op("softmax", "softmax", "smax", "nn.Softmax(dim=1), F.softmax, torch.softmax, x.softmax() (over the features)",
-       reduces=ROW, takes=FULL, makes=FULL),
+       reduces=ROW, accumulate="float64", takes=FULL, makes=FULL),
     Op("log_softmax", "log_softmax", "lsmax",
        "nn.LogSoftmax(dim=1), F.log_softmax, torch.log_softmax, x.log_softmax() (over the features)",
-       reduces=ROW, takes=FULL, makes=FULL),
+       reduces=ROW, accumulate="float64", takes=FULL, makes=FULL),
     Op("row_reduce", "row reduction", "rred",
        "x.sum/mean/amax/amin/logsumexp(dim=1), torch.sum/mean/amax/amin/logsumexp, x.max/min(dim=1) (.values or "
        "[0]), keepdim or not (over the features; again over the size-1 dim: an identity)",
-       reduces=ROW, takes=FULL, makes=ROW_VALUE, choices=("how",), describe=_reduce_title),
+       reduces=ROW, accumulate="float64", takes=FULL, makes=ROW_VALUE, choices=("how",), describe=_reduce_title),
     Op("batch_norm", "BatchNorm1d", "bn",
        "nn.BatchNorm1d over the Linear's out features (training: batch statistics and running statistics updated, "
        "momentum or None; eval: the running statistics; affine and track_running_stats on or off)",
-       reduces=COLUMN, takes=FULL, makes=FULL, scalars=("batch_stats",), choices=("affine",),
+       reduces=COLUMN, accumulate="float64", takes=FULL, makes=FULL, scalars=("batch_stats",), choices=("affine",),
        live=(("momentum", "(-1.0 if {m}.momentum is None else float({m}.momentum))"),
              # torch's rule: batch statistics in training, or in eval without running statistics
              ("batch_stats", "float({m}.training or {m}.running_mean is None)")),

@@ -4,6 +4,7 @@ import dataclasses
 import hashlib
 from typing import Union
 
+from .dtypes import FLOAT32, DType, dtype
 from .ops import COLUMN, FULL, GROUP, ROW, ROW_VALUE, op
 from .spec import TF32, TF32X3, Spec, SpecError
 from .tuning import lookup
@@ -313,6 +314,12 @@ class Plan:
     scalar_slots: tuple = ()  # (chain index, param name) that fills each runtime scalar
     chan_slots: tuple = ()  # (chain index, param name) that fills each per-channel parameter pointer
     tuned_for: str = ""  # the GPU whose tuning-table entry chose `tile` ("": the heuristic or the caller chose)
+    # Element types (fusegen/dtypes.py), the templates' elem_t, compute_t and stat_t: the tensors in memory (x,
+    # W, bias, parameters, output, gradients), the epilogue's arithmetic (its ops' compute type) and the
+    # reductions' states and statistics (their accumulate type).
+    element: DType = FLOAT32
+    compute: DType = FLOAT32
+    statistics: DType = dtype("float64")
 
     @property
     def group_width(self) -> int:
@@ -557,8 +564,14 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     for t in (tile, mma_tile):
         if promote and t is not None and promote % t.block_k:
             raise ValueError(f"block_k ({t.block_k}) must divide the promotion interval ({promote})")
+    computes = {op(s.kind).compute for s in spec.chain} or {FLOAT32.name}
+    accumulates = {op(s.kind).accumulate for s in spec.chain if op(s.kind).accumulate} or {"float64"}
+    if len(computes) > 1 or len(accumulates) > 1:
+        raise SpecError(f"the chain's ops compute in {sorted(computes)} and accumulate in {sorted(accumulates)}: "
+                        "one epilogue computes in one type")
     return Plan(spec=spec, mainloop=mainloop, tile=tile, simt_tile=simt_tile, mma_tile=mma_tile,
                 group_strategy=strategy, promote_every_k=promote, exact_max_macs=1 << 28,
                 lanes_per_group=min(32, _next_pow2(gw)), pieces_per_group=pieces,
                 fixed_sizes=fixed_sizes, fusegen_version=__version__, stages=stages, gn_index=gn_index,
-                scalar_slots=scalar_slots, chan_slots=chan_slots, tuned_for=tuned_for)
+                scalar_slots=scalar_slots, chan_slots=chan_slots, tuned_for=tuned_for,
+                compute=dtype(computes.pop()), statistics=dtype(accumulates.pop()))
