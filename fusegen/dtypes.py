@@ -10,6 +10,7 @@ import dataclasses
 class DType:
     name: str  # torch's word, as in torch.float32
     cuda: str  # the CUDA type
+    aten: str  # its torch::ScalarType in C++
     bytes: int
 
     @property
@@ -18,8 +19,8 @@ class DType:
         return f"torch.{self.name}"
 
 
-FLOAT32 = DType("float32", "float", 4)
-FLOAT64 = DType("float64", "double", 8)
+FLOAT32 = DType("float32", "float", "torch::kFloat", 4)
+FLOAT64 = DType("float64", "double", "torch::kDouble", 8)
 DTYPES = {d.name: d for d in (FLOAT32, FLOAT64)}
 
 

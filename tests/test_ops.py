@@ -6,6 +6,7 @@ import pytest
 
 from helpers import REPO
 
+import fusegen
 from fusegen.frontend import STAGES
 from fusegen.ops import COLUMN, ELEMENTWISE, GROUP, OPS, ROW, ROW_VALUE, chain_title, op
 from fusegen.spec import Spec, Stage
@@ -75,3 +76,16 @@ def test_titles_and_kinks_come_from_the_registry():
     assert Stage("gelu", (("approximate", "none"),)).kinks == ()
     with pytest.raises(KeyError, match="no op 'softplus'"):
         op("softplus")
+
+
+def test_every_op_declares_its_element_types_and_the_plan_carries_them():
+    from fusegen.dtypes import DTYPES
+
+    for kind, o in OPS.items():
+        assert o.compute in DTYPES, kind
+        assert (o.accumulate in DTYPES) if o.reduces != ELEMENTWISE else not o.accumulate, kind
+    p = fusegen.plan(Spec(64, 64, 4))
+    assert (p.element.name, p.compute.name, p.statistics.name) == ("float32", "float32", "float64")
+    cuda = fusegen.render_cuda(p)
+    for alias, t in (("elem_t", "float"), ("compute_t", "float"), ("stat_t", "double")):
+        assert f"using {alias} = {t};" in cuda
