@@ -23,10 +23,12 @@ from helpers import HEADLINE, REFERENCE_FILE, REPO, import_file, reference_names
 
 import fusegen
 from fusegen.explain import explain
+from fusegen.interface import model_spec
 from fusegen.plan import FRAGMENT, TILE_LOCAL, TWO_STAGE
 
 SHARED_REFERENCE = REPO.parent / "shared" / "reference" / "reference_model.py"
 REFERENCE_NAMES = ("Model", "get_inputs", "get_init_inputs")
+MODELS = REPO / "tests" / "models"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -525,6 +527,36 @@ def test_custom_op_namespace_follows_the_kernel_sources(tmp_path):
     assert old._NAMESPACE.startswith(fusegen.plan(fusegen.Spec(64, 64, 4)).module_name)
     assert old._NAMESPACE != new._NAMESPACE and old._OPS is not new._OPS
     assert import_file(path)._NAMESPACE == old._NAMESPACE
+
+
+@pytest.mark.parametrize("source", ["headline", "row_softmax_torch.py", "bn_relu.py"])
+def test_module_reads_layer_first_and_sources_last(source, tmp_path, monkeypatch):
+    """ModelNew and the layer come first, after the constants; the embedded sources, the build runtime and then the
+    custom-operator registration (it hashes the sources with the runtime's _ext_name at import) come last. The
+    module still imports on the CPU (registering its operators, compiling nothing)."""
+    spec = HEADLINE if source == "headline" else model_spec(MODELS / source)[0]
+    path = fusegen.write_module(fusegen.plan(spec, gpu="NVIDIA H200") if source == "headline" else
+                                fusegen.plan(spec, arch=(9, 0)), tmp_path)
+    text = path.read_text()
+
+    def at(pattern):
+        found = [m.start() for m in re.finditer(pattern, text, re.M)]
+        assert len(found) == 1, (pattern, len(found))
+        return found[0]
+
+    layer = [at(p) for p in (r"^class ModelNew\(", r"^class _FusedLayer\(", r"^def _forward_impl\(",
+                             r"^def _backward_impl\(", r"^def _check_input\(", r"^def _kernels\(")]
+    tail = [at(p) for p in (r"^# Sources \(rendered by fusegen", r"^_CUDA_SOURCE = ", r"^_CPP_SOURCE = ",
+                            r"^def load_extension\(", r"^def _ext_name\(", r"^_HAS_CUSTOM_OP = ")]
+    assert at(r"^KERNEL_URI = ") < at(r"^class ModelNew\(") == min(layer), "the constants, then ModelNew"
+    assert max(layer) < min(tail), "the layer must come before the embedded sources and the build runtime"
+    assert tail[:3] == sorted(tail[:3]) and max(tail[:-1]) < tail[-1], "the registration goes last"
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("FUSEGEN_CACHE_DIR", str(cache))
+    module = import_file(path)
+    assert issubclass(module.ModelNew, torch.nn.Module)
+    assert (module._OPS is not None) == module._HAS_CUSTOM_OP
+    assert not cache.exists(), "importing compiled something"
 
 
 def test_reference_file_matches_shared_reference():
