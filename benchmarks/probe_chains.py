@@ -19,9 +19,8 @@ import test_gpu_chains as chains  # noqa: E402
 from helpers import import_file, prebuild  # noqa: E402
 
 import fusegen  # noqa: E402
-from fusegen.accuracy import DISTRIBUTIONS  # noqa: E402
-from fusegen.frontend import load_model_file  # noqa: E402
-from fusegen.interface import model_spec  # noqa: E402
+from fusegen.frontend import load_model_file, model_spec  # noqa: E402
+from fusegen.tools.accuracy import DISTRIBUTIONS  # noqa: E402
 
 # what a chain's source holds for each kind (all of them)
 MARKS = {"batch_norm": ("nn.BatchNorm1d",), "group_norm": ("nn.GroupNorm",), "rows": ("dim=",),

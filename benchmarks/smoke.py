@@ -16,7 +16,7 @@ sys.path.insert(0, str(REPO / "tests"))
 import torch  # noqa: E402
 
 import fusegen  # noqa: E402
-from fusegen.tune import _build_all, time_layer  # noqa: E402
+from fusegen.tools.tune import _build_all, time_layer  # noqa: E402
 from helpers import HEADLINE, compare_with_reference, import_file  # noqa: E402
 
 # (group width, groups, input, batch): small ones run the compensated SIMT engine, large ones the main engine

@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO / "tests"))
 import torch  # noqa: E402
 
 import fusegen  # noqa: E402
-from fusegen.tune import _build_all, _import, time_ms  # noqa: E402
+from fusegen.tools.tune import _build_all, _import, time_ms  # noqa: E402
 
 # the engine's TF32 rounding (cvt.rna.tf32.f32) of the raw operand, in registers
 CVT = '#ifndef FG_NO_WGMMA\n    asm("cvt.rna.tf32.f32 %0, %1;\\n" : "=r"(r) : "f"(x));'

@@ -2026,7 +2026,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Build runtime (fusegen/jit.py, embedded so that this file needs nothing but torch and the standard library)
+# Build runtime (fusegen/runtime/jit.py, embedded so that this file needs nothing but torch and the standard library)
 # ---------------------------------------------------------------------------------------------------------
 # fusegen build layer: compile a kernel specialization into a torch extension
 # once, cache it on disk, and load it from there afterwards.

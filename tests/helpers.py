@@ -55,8 +55,8 @@ def gpu_available() -> bool:
     return torch.cuda.is_available() and bool(nvcc)
 
 
-from fusegen.accuracy import (NAMES, TF32_REL_ERR, TF32_ROUNDOFF_RATIO, compare, kink_tolerance,  # noqa: E402,F401
-                              layer_fp64, rel_err, run_layer, truth_for)
+from fusegen.tools.accuracy import (NAMES, TF32_REL_ERR, TF32_ROUNDOFF_RATIO, compare,  # noqa: E402,F401
+                                    kink_tolerance, layer_fp64, rel_err, run_layer, truth_for)
 
 
 def engine_ran(module, batch, input_size) -> str:
@@ -80,7 +80,7 @@ def log_accuracy(report, **case):
 
 
 def compare_with_reference(model_new_cls, spec, batch, seed, device="cuda", strict_allclose=False, dist="rand"):
-    """fusegen.accuracy.compare against the user's reference Model, asserting that nothing missed the bar;
+    """fusegen.tools.accuracy.compare against the user's reference Model, asserting that nothing missed the bar;
     returns its report (and logs it with the engine and group strategy that ran)."""
     module = sys.modules[model_new_cls.__module__]
     assert module.POISON_OUTPUTS, "GPU tests run with NaN-poisoned outputs"
@@ -103,6 +103,6 @@ def selected_params(request, keys):
 def prebuild(paths, jobs=None):
     """Build generated modules' kernels in parallel processes (fusegen tune's builder): each fills the shared
     build cache, so importing the modules afterwards only loads. Raises with the compiler's output on a failure."""
-    from fusegen.tune import _build_all
+    from fusegen.tools.tune import _build_all
     failed = _build_all(list(paths), jobs or max(1, min(len(paths), os.cpu_count() or 1)))
     assert not failed, "\n\n".join(f"{p}:\n{err}" for p, err in failed.items())

@@ -1,4 +1,4 @@
-"""The accuracy bar itself (fusegen.accuracy.compare and compare_models), on the CPU: it passes the reference
+"""The accuracy bar itself (fusegen.tools.accuracy.compare and compare_models), on the CPU: it passes the reference
 against itself from every input distribution, fails a layer that is wrong by a little or in one element, and
 forgives a kink flip only within rounding, so the GPU tests built on it can fail."""
 import pathlib
@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 import fusegen
-from fusegen.accuracy import DISTRIBUTIONS, ReferenceLayer, compare, compare_models, draw_input
+from fusegen.tools.accuracy import DISTRIBUTIONS, ReferenceLayer, compare, compare_models, draw_input
 
 SPEC = fusegen.Spec(48, 64, 4)
 

@@ -9,10 +9,9 @@ import torch.nn as nn
 from helpers import REPO, import_file
 
 import fusegen
-from fusegen.frontend import ModelError, trace_model
-from fusegen.interface import model_spec
+from fusegen.codegen.render import layer
+from fusegen.frontend import ModelError, model_spec, trace_model
 from fusegen.plan import COLS
-from fusegen.render import layer
 from fusegen.spec import Spec, SpecError, Stage
 
 MODELS = REPO / "tests" / "models"

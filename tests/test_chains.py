@@ -11,10 +11,9 @@ from helpers import REPO, import_file
 from test_compile import NVCC
 
 import fusegen
-from fusegen.frontend import GENERATED, load_model_file
-from fusegen.interface import model_spec
+from fusegen.codegen.render import _environment
+from fusegen.frontend import GENERATED, load_model_file, model_spec
 from fusegen.plan import COLS, ROWS
-from fusegen.render import _environment
 
 MODELS = REPO / "tests" / "models"
 MODEL_FILES = sorted(p.name for p in MODELS.glob("*.py") if not p.name.startswith("refuse_"))

@@ -21,8 +21,8 @@ from helpers import HEADLINE
 
 import fusegen
 from fusegen.plan import FRAGMENT, TILE_LOCAL, TWO_STAGE
+from fusegen.plan.tuning import load_table
 from fusegen.spec import PRECISIONS
-from fusegen.tuning import load_table
 
 pytestmark = pytest.mark.slow
 

@@ -32,7 +32,7 @@ def test_headline_family_in_any_spelling(name, spec):
 
 
 def test_from_model_cli_renders_what_render_renders(tmp_path):
-    from fusegen.cli import main
+    from fusegen.tools.cli import main
     assert main(["from-model", str(MODELS / "headline_small.py"), "--out", str(tmp_path / "a"), "--arch", "8.0"]) == 0
     assert main(["render", "--input", "96", "--hidden", "128", "--groups", "8", "--out", str(tmp_path / "b"),
                  "--arch", "8.0"]) == 0
@@ -83,14 +83,14 @@ def test_a_chain_the_renderer_cannot_emit_is_refused_whole(tmp_path):
     model = tmp_path / "crossing.py"
     model.write_text(crossing)
     trace_chain(model)  # recognized ...
-    from fusegen.cli import main
+    from fusegen.tools.cli import main
     out = tmp_path / "out"
     assert main(["from-model", str(model), "--out", str(out)]) == 2  # ... but refused, naming the line
     assert not out.exists()  # nothing generated half-right
 
 
 def test_other_chains_and_names_keep_the_model_files_interface(tmp_path):
-    from fusegen.interface import model_spec
+    from fusegen.frontend import model_spec
     chain = trace_chain(MODELS / "renamed_headline.py")
     to_spec(chain)  # the chain itself is the headline family, but its names are not the short form's:
     with pytest.raises(ModelError, match="with parameters linear.weight, linear.bias, norm.weight, norm.bias"):
@@ -99,7 +99,7 @@ def test_other_chains_and_names_keep_the_model_files_interface(tmp_path):
     assert spec.interface.weight == "linear.weight" and spec.interface.bias == "linear.bias"
     spec, chain = model_spec(MODELS / "relu_scale.py")
     assert chain.describe() == "linear -> relu -> scalar" and spec.interface is not None
-    from fusegen.cli import main
+    from fusegen.tools.cli import main
     assert main(["from-model", str(MODELS / "relu_scale.py"), "--out", str(tmp_path)]) == 0
     assert len(list(tmp_path.glob("lin_relu_s_*.py"))) == 1
 
@@ -114,7 +114,7 @@ def test_a_file_that_is_not_a_model_file(tmp_path):
 
 
 def test_from_model_on_the_reference_file_reproduces_the_committed_module(tmp_path):
-    from fusegen.cli import main
+    from fusegen.tools.cli import main
     assert main(["from-model", str(REFERENCE_FILE), "--out", str(tmp_path), "--gpu", "NVIDIA H200"]) == 0
     (made,) = tmp_path.glob("*.py")
     committed = REPO / "generated" / made.name

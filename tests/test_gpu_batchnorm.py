@@ -10,9 +10,8 @@ from helpers import REPO, engine_ran, gpu_available, import_file, log_accuracy, 
 from test_gpu_chains import MODELS, scaled_copy
 
 import fusegen
-from fusegen.accuracy import DISTRIBUTIONS, compare_models, draw_input
-from fusegen.frontend import load_model_file
-from fusegen.interface import model_spec
+from fusegen.frontend import load_model_file, model_spec
+from fusegen.tools.accuracy import DISTRIBUTIONS, compare_models, draw_input
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
 

@@ -1,6 +1,6 @@
 """Generated chains on the GPU: every model file of tests/models through `fusegen from-model`, forward and every
 gradient (input, weight, bias, each stage's parameters) against an fp64 run of the file's own Model
-(fusegen.accuracy.compare_models: normwise and element-wise, kinks judged per computation), at the file's own
+(fusegen.tools.accuracy.compare_models: normwise and element-wise, kinks judged per computation), at the file's own
 small size (compensated FFMA GEMMs) and scaled up to where the tensor-core engines run, on each engine a GPU of
 this architecture can get (on a Hopper: wgmma and mma.sync), inputs drawn from every distribution in turn."""
 import math
@@ -14,9 +14,8 @@ import torch
 from helpers import REPO, engine_ran, gpu_available, import_file, log_accuracy, prebuild, selected_params
 
 import fusegen
-from fusegen.accuracy import DISTRIBUTIONS, compare_models
-from fusegen.frontend import load_model_file
-from fusegen.interface import model_spec
+from fusegen.frontend import load_model_file, model_spec
+from fusegen.tools.accuracy import DISTRIBUTIONS, compare_models
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
 

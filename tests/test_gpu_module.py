@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, Phase, assume, given, settings, strategies a
 from helpers import HEADLINE, REPO, compare_with_reference, gpu_available, import_file, selected_params
 
 import fusegen
-from fusegen.accuracy import DISTRIBUTIONS
+from fusegen.tools.accuracy import DISTRIBUTIONS
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
 
@@ -62,7 +62,7 @@ def dynamic_module(spec, out_dir, arch=VISIBLE_ARCH):
 def prebuilt(module_dir, request):
     """Build every (precision, group width) extension the selected tests use at once, one process each, so
     compiles overlap (the default variant always: the tests without a precision parameter use it)."""
-    from fusegen.tune import _build_all
+    from fusegen.tools.tune import _build_all
 
     selected = selected_params(request, ("precision", "arch")) | {(fusegen.spec.TF32X3, VISIBLE_ARCH)}
     paths = [fusegen.write_module(fusegen.plan(fusegen.Spec(8, gw, 1, precision=precision), fixed_sizes=False,

@@ -98,7 +98,7 @@ def test_help(tmp_path, args):
 
 
 def test_main_in_process(tmp_path, capsys):
-    from fusegen.cli import main
+    from fusegen.tools.cli import main
     assert main(["render", "--hidden", "32", "--groups", "4", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith(".py") and out[1].startswith("plan: ")
@@ -126,7 +126,7 @@ def test_render_twice_leaves_no_temp_files(tmp_path):
 
 
 def test_failed_write_leaves_no_temp_file_and_keeps_the_old_module(tmp_path, monkeypatch):
-    render_module = importlib.import_module("fusegen.render")  # (fusegen.render is the function)
+    render_module = importlib.import_module("fusegen.codegen.render")  # (fusegen.render is the function)
     p = fusegen.plan(fusegen.Spec(64, 64, 4))
     target = fusegen.write_module(p, tmp_path)
     target.write_text("old contents")
@@ -151,7 +151,7 @@ _IGNORE = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycac
 PROBE = r"""
 import sys, fusegen
 assert "site" in fusegen.__file__, fusegen.__file__
-r = sys.modules["fusegen.render"]  # (the attribute fusegen.render is the function)
+r = sys.modules["fusegen.codegen.render"]  # (the attribute fusegen.render is the function)
 print(fusegen.__file__)
 print(r.TEMPLATE_DIR)
 sys.stdout.flush()

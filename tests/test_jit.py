@@ -1,4 +1,4 @@
-"""Tests for fusegen/jit.py, the build/cache layer (CPU only: C++ extensions).
+"""Tests for fusegen/runtime/jit.py, the build/cache layer (CPU only: C++ extensions).
 
 Tests marked slow run the real C++ compiler (~30-60 s each); there are four
 real compiles in total.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fusegen import jit
+from fusegen.runtime import jit
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -32,7 +32,7 @@ def add_src(offset):
 # Child process: load the extension whose source is in argv[1] and print add_one(41).
 LOAD_CHILD = r"""
 import sys
-from fusegen import jit
+from fusegen.runtime import jit
 src = open(sys.argv[1]).read()
 kw = {}
 if len(sys.argv) > 2 and sys.argv[2] == "no-compile":
@@ -46,7 +46,7 @@ print("RESULT", mod.add_one(41))
 # Child process: a build that writes part of its output, signals the parent and hangs.
 HANGING_CHILD = r"""
 import os, sys, time
-from fusegen import jit
+from fusegen.runtime import jit
 def hang(**kw):
     with open(os.path.join(kw["build_directory"], "main.o"), "w") as f:
         f.write("half an object file")

@@ -1,4 +1,4 @@
-"""The op registry (fusegen/ops.py): every op is whole — device code with a forward and a backward, a front-end
+"""The op registry (fusegen/ops/): every op is whole — device code with a forward and a backward, a front-end
 spelling, a README row, a short name — so that nothing is half-added."""
 import re
 

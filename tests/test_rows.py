@@ -5,7 +5,7 @@ import pytest
 from helpers import REPO
 
 import fusegen
-from fusegen.interface import model_spec
+from fusegen.frontend import model_spec
 from fusegen.plan import ROWS
 from fusegen.spec import Spec, SpecError, Stage
 

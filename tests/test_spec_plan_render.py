@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from helpers import HEADLINE, REFERENCE_FILE, REPO, import_file, reference_namespace
 
 import fusegen
-from fusegen.explain import explain
-from fusegen.interface import model_spec
+from fusegen.codegen.explain import explain
+from fusegen.frontend import model_spec
 from fusegen.plan import FRAGMENT, TILE_LOCAL, TWO_STAGE
 
 SHARED_REFERENCE = REPO.parent / "shared" / "reference" / "reference_model.py"
@@ -203,7 +203,7 @@ def test_wgmma_tile_over_shared_memory_is_refused_by_the_planner():
 
 
 def test_wgmma_tune_candidates_fit_shared_memory():
-    from fusegen import tune
+    from fusegen.tools import tune
     for precision in ("3xtf32", "tf32"):
         tiles = tune.candidates(precision, (9, 0))
         assert tiles and all(isinstance(t, fusegen.WgmmaTile) for t in tiles)
@@ -213,7 +213,7 @@ def test_wgmma_tune_candidates_fit_shared_memory():
 
 
 def test_tuning_table_decides_the_tile_when_asked(tmp_path, monkeypatch):
-    from fusegen import tuning as tune
+    from fusegen.plan import tuning as tune
     table = tmp_path / "t.json"
     tile = fusegen.MmaTile(warps_m=4, warps_n=2, stages=4)
     spec = _spec_for_width(16, precision="3xtf32")
@@ -426,7 +426,7 @@ def test_explanation_names_what_the_plan_does(precision, gw, arch):
 
 
 def test_explanation_reports_the_measured_benchmark_for_its_gpu_and_layer(tmp_path, monkeypatch):
-    from fusegen import explain as explain_module
+    from fusegen.codegen import explain as explain_module
     p = fusegen.plan(HEADLINE, gpu="NVIDIA H200")
     rows = [{"impl": "fusegen 3xtf32", "forward_ms": 1.0, "forward_backward_ms": 3.0},
             {"impl": "pytorch eager", "forward_ms": 3.0, "forward_backward_ms": 9.0}]

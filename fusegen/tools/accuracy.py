@@ -17,7 +17,7 @@ import torch
 import torch.fx
 import torch.nn as nn
 
-from .spec import TF32
+from ..spec import TF32
 
 U = 2.0 ** -24  # fp32's unit roundoff
 
@@ -240,7 +240,7 @@ def compare(model_new_cls, reference_cls, spec, batch, seed, device="cuda", stri
     truth_fp32, flips_fp32 = truth_for(fp32[0], y64, tol, fn, grad)
     where = f"({spec}, batch {batch}, seed {seed}, {dist} input); kink flips taken: ours {flips_ours}, " \
             f"fp32 reference {flips_fp32}"
-    from .frontend import trace_model
+    from ..frontend import trace_model
 
     ref64 = copy.deepcopy(ref).double()
     chain, graph = trace_model(ref64)
@@ -369,7 +369,7 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
     bar against fp64's own sides. Returns (report, problems) as compare (report["kink_flips"]: the elements each
     computation took on the other side, of report["kink_candidates"] within the tolerance).
     """
-    from .frontend import trace_model  # the front end reads which stages are kinked and where they are
+    from ..frontend import trace_model  # the front end reads which stages are kinked and where they are
 
     torch.manual_seed(seed)
     ref = reference_cls(*init_args).to(device)

@@ -1,16 +1,15 @@
 """The planner: decides the GEMM engine, tiles, the GroupNorm strategy and the epilogue chain for a Spec. Templates
-only express a Plan."""
+only express a Plan. (The engines' tiles: plan/engines.py; the epilogue chain's StagePlans: plan/epilogue.py.)"""
 import dataclasses
 import hashlib
 from typing import Union
 
-from .dtypes import FLOAT32, DType, dtype
-from .ops import COLUMN, FULL, GROUP, ROW, ROW_VALUE, op
-from .spec import TF32, TF32X3, Spec, SpecError
+from ..dtypes import FLOAT32, DType, dtype
+from ..ops import FULL, op
+from ..spec import TF32, TF32X3, Spec, SpecError
+from .engines import ENGINES, WGMMA_ARCH, WGMMA_GENCODE, GemmTile, MmaTile, WgmmaTile
+from .epilogue import _next_pow2, _row_tail, plan_chain, row_team
 from .tuning import lookup
-
-__all__ = ["GemmTile", "MmaTile", "WgmmaTile", "StagePlan", "Plan", "plan", "FRAGMENT", "TILE_LOCAL", "TWO_STAGE",
-           "NO_NORM", "ROWS", "COLS", "WGMMA_ARCH"]
 
 # GroupNorm strategies, cheapest first.
 FRAGMENT = "fragment"  # a group lives in a few lanes' accumulator fragments: statistics are register adds + shuffles
@@ -27,259 +26,7 @@ ROWS = "rows"
 # of g and g x_hat, one for dz and the parameters' column sums. A block owns its columns: no partials cross
 # blocks, no atomics.
 COLS = "cols"
-ROW_STATS = 2  # doubles each row reduction keeps per row for backward (its state, finished)
 TINY_GROUP = 8  # 3xtf32 layers with narrower groups run on the fp32 FFMA engine (see plan())
-WGMMA_ARCH = (9, 0)  # wgmma, setmaxnreg: sm_90a only (not forward-compatible to later architectures)
-WGMMA_GENCODE = "-gencode=arch=compute_90a,code=sm_90a"
-
-
-@dataclasses.dataclass(frozen=True)
-class GemmTile:
-    """SIMT engine: a thread block computes block_m x block_n outputs; each thread an 8x8 micro tile (two 4x4
-    halves). Runs the fp32 precision and, in every precision, the compensated small GEMMs."""
-    block_m: int = 128
-    block_n: int = 128
-    block_k: int = 8
-    thread_m: int = 8
-    thread_n: int = 8
-
-    def __post_init__(self):
-        if self.thread_m != 8 or self.thread_n != 8:
-            raise ValueError("the SIMT mainloop is written for 8x8 micro tiles")
-        for name in ("block_m", "block_n"):
-            if getattr(self, name) % 16:
-                raise ValueError(f"{name} must be a multiple of 16 (two 4-wide halves per thread)")
-        loads = self.block_k * max(self.block_m, self.block_n)
-        if loads % self.threads:
-            raise ValueError("block_k * block_m and block_k * block_n must divide evenly among the threads")
-
-    @property
-    def threads(self) -> int:
-        return (self.block_m // self.thread_m) * (self.block_n // self.thread_n)
-
-    @property
-    def name(self) -> str:
-        return f"m{self.block_m}n{self.block_n}k{self.block_k}"
-
-
-@dataclasses.dataclass(frozen=True)
-class MmaTile:
-    """Tensor-core engine (sm_80+, mma.sync m16n8k8 TF32): warps_m x warps_n warps share a block_m x block_n
-    tile, each warp a grid of 16x8 mma tiles; block_k of the reduction per stage of a `stages`-deep cp.async
-    pipeline."""
-    block_m: int = 128
-    block_n: int = 128
-    block_k: int = 32
-    warps_m: int = 2
-    warps_n: int = 4
-    stages: int = 3
-
-    def __post_init__(self):
-        if self.block_m % (16 * self.warps_m) or self.block_n % (8 * self.warps_n):
-            raise ValueError(f"a warp's tile ({self.block_m}/{self.warps_m} x {self.block_n}/{self.warps_n}) must be "
-                             f"a whole number of 16x8 mma tiles")
-        if self.block_k % 8 or self.block_k <= 0:
-            raise ValueError(f"block_k must be a positive multiple of 8 (the mma k), got {self.block_k}")
-        if self.block_m % 32 or self.block_n % 32:
-            raise ValueError("block_m and block_n must be multiples of 32 (conflict-free shared-memory strides)")
-        if self.block_m * self.block_n > 128 * 128:
-            # the compensated small GEMMs run on a SIMT engine of the same output tile, one 8x8 micro tile a
-            # thread: more than 256 threads would cap it at 128 registers, and its 128 live sums spill there
-            raise ValueError(f"block_m x block_n must be at most 128 x 128 outputs, got {self.block_m}x{self.block_n}")
-        if self.stages < 2:
-            raise ValueError(f"the pipeline needs at least 2 stages, got {self.stages}")
-        for extent in (self.block_m, self.block_n):
-            if (extent * self.block_k) % (4 * self.threads):
-                raise ValueError("each operand tile must split into whole 16-byte loads per thread")
-
-    @property
-    def threads(self) -> int:
-        return 32 * self.warps_m * self.warps_n
-
-    @property
-    def warp_m(self) -> int:
-        return self.block_m // self.warps_m
-
-    @property
-    def warp_n(self) -> int:
-        return self.block_n // self.warps_n
-
-    @property
-    def smem_bytes(self) -> int:
-        """Pipeline buffers (the larger of the k-major and the m/n-major layout of each operand)."""
-        per_stage = sum(max(e * (self.block_k + 4), self.block_k * (e + 8)) for e in (self.block_m, self.block_n))
-        return 4 * self.stages * per_stage
-
-    @property
-    def name(self) -> str:
-        return f"m{self.block_m}n{self.block_n}k{self.block_k}w{self.warps_m}x{self.warps_n}s{self.stages}"
-
-
-@dataclasses.dataclass(frozen=True)
-class WgmmaTile:
-    """Hopper engine (sm_90a, wgmma TF32 + TMA): a block_m x block_n output tile, block_m rows from the pre-split
-    operand (wgmma's n) and block_n columns from the raw one (64 per consumer warpgroup, wgmma's m); 32 of
-    the reduction per stage of a `stages`-deep ring of bulk tensor copies. One producer warpgroup."""
-    block_m: int = 128
-    block_n: int = 128
-    stages: int = 4
-    block_k = 32  # one 128-byte swizzle row of fp32 (fixed by the layout)
-    SMEM_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_90
-
-    def __post_init__(self):
-        if self.block_n not in (64, 128):
-            raise ValueError(f"block_n must be 64 or 128 (one or two consumer warpgroups), got {self.block_n}")
-        if self.block_m % 32 or not 32 <= self.block_m <= 256:
-            raise ValueError(f"block_m must be a multiple of 32 from 32 to 256 (wgmma's n), got {self.block_m}")
-        if self.stages < 2:
-            raise ValueError(f"the pipeline needs at least 2 stages, got {self.stages}")
-
-    @property
-    def threads(self) -> int:
-        return 128 * (self.block_n // 64 + 1)
-
-    def smem_bytes(self, split: bool) -> int:
-        """Pipeline ring (plus alignment slack and barriers): the pre-split planes and the raw operand."""
-        per_stage = 4 * self.block_k * ((2 if split else 1) * self.block_m + self.block_n)
-        return 1024 + self.stages * per_stage + 16 * self.stages
-
-    @property
-    def name(self) -> str:
-        return f"m{self.block_m}n{self.block_n}s{self.stages}"
-
-
-@dataclasses.dataclass(frozen=True)
-class StagePlan:
-    """An element-wise stage as the templates express it: struct S<index> reads chain value v<index> and makes
-    v<index + 1> (v0 is the Linear's output, the GroupNorm takes one index too)."""
-    kind: str
-    index: int
-    choices: tuple = ()  # (name, value) baked in: gelu's form, an arithmetic op
-    scalars: tuple = ()  # (name, slot): runtime scalars, StageArgs::scalar[slot]
-    chan: int = -1  # slot of its per-channel parameter (StageArgs::chan), -1: none
-    src: int = -1  # residual, row_combine: the earlier (batch, hidden) chain value it reads
-    # Row and column strategies. role: how their kernels run it: "ew" (element-wise on the tensor), "residual",
-    # "row_ew" (element-wise on a row value: once a row), "reduce" (tensor -> row value), "norm" (a row reduction
-    # back onto the tensor: softmax), "combine" (a row value against the tensor), "cnorm" (the BatchNorm),
-    # "gnorm" (a GroupNorm beside row reductions: a reduction over each group of the row)
-    role: str = "ew"
-    # reduce, norm: its ROW_STATS doubles in the per-row statistics; gnorm: 2 a group, after every other's
-    stats_at: int = -1
-    # reduce, norm, combine: its backward row sum (reduce: its value's gradient) per row; gnorm: 2 a group, last
-    sums_at: int = -1
-    tail: tuple = ()  # combine: the row-value stages between it and its reduction, last first (backward's order)
-    row_of: int = -1  # combine: the reduction whose row value it reads
-    # gnorm: channels a group, and lanes that walk one group (a power of two up to 32 for narrow groups, so
-    # that one team walks several groups at once; the whole team for wider ones). Its groups' doubles follow
-    # the other reductions' in a row (their count depends on the run-time width). With affine its weight is
-    # StageArgs::chan[chan], its bias chan[chan + 1].
-    group_width: int = 0
-    group_lanes: int = 0
-
-    @property
-    def row_stats(self) -> int:
-        """Doubles it keeps per row at fixed places: ROW_STATS for a row reduction."""
-        return ROW_STATS if self.role in ("reduce", "norm") else 0
-
-    @property
-    def row_sums(self) -> int:
-        """Doubles its backward keeps per row at fixed places: one row sum."""
-        return 1 if self.role in ("reduce", "norm", "combine") else 0
-
-    @property
-    def template(self) -> str:
-        """Its device code: a reduce_ struct for a row reduction, a stage_ struct otherwise (the residual has
-        none: the chain adds it)."""
-        if self.kind == "residual":
-            return ""
-        prefix = {ROW: "reduce", GROUP: "reduce", COLUMN: "column"}.get(op(self.kind).reduces, "stage")
-        return f"ops/{prefix}_{self.kind}.cuh.j2"
-
-    def slot(self, name) -> int:
-        return dict(self.scalars)[name]
-
-    def choice(self, name):
-        return dict(self.choices)[name]
-
-
-def _role(spec, i) -> str:
-    s, shapes = spec.chain[i], spec.value_shapes
-    o = op(s.kind)
-    if o.reduces == COLUMN:
-        return "cnorm"
-    if o.reduces == GROUP:
-        return "gnorm"
-    if o.reduces == ROW:
-        return "reduce" if o.makes == ROW_VALUE else "norm"
-    if o.takes == ROW_VALUE:
-        return "combine"
-    if s.kind == "residual":
-        return "residual"
-    return "row_ew" if shapes[i] == ROW_VALUE else "ew"
-
-
-def row_team(spec) -> int:
-    """Row strategy: threads that walk one row (a warp for rows of up to 1024 values, else a block)."""
-    return 32 if spec.hidden_size <= 1024 else 256
-
-
-def _row_tail(roles, i) -> tuple:
-    """The row-value stages right before stage i (back to their reduction), last first."""
-    tail = []
-    while roles[i - 1 - len(tail)] == "row_ew":
-        tail.append(i - 1 - len(tail))
-    return tuple(tail)
-
-
-def plan_chain(spec: Spec):
-    """(stages, gn_index, scalar_slots, chan_slots): the chain's element-wise stages (with a row reduction, every
-    stage) with their argument slots, the GroupNorm's position (-1: none), and what fills the slots
-    ((stage index, param name) each)."""
-    stages, scalar_slots, chan_slots = [], [], []
-    chain = spec.chain
-    rows, cols = spec.has_row_reduction, spec.column_norm >= 0
-    if cols and (rows or spec.has_group_norm):
-        raise SpecError("a BatchNorm with a GroupNorm or a row reduction in one chain: not generated yet")
-    # beside row reductions the GroupNorm is one of the row kernels' reductions (role gnorm), not the fused one
-    gn_index = -1 if rows else next((i for i, s in enumerate(chain) if s.kind == "group_norm"), -1)
-    roles = [_role(spec, i) for i in range(len(chain))] if rows or cols else []
-    n_stats = n_sums = 0
-    for i, s in enumerate(chain):
-        if s.kind == "group_norm" and not rows:
-            continue
-        scalars = []
-        for name in op(s.kind).scalars:
-            scalars.append((name, len(scalar_slots)))
-            scalar_slots.append((i, name))
-        chan = -1
-        if s.kind == "channel":
-            chan = len(chan_slots)
-            chan_slots.append((i, "param"))
-        if s.kind == "group_norm" and s.param("affine"):
-            chan = len(chan_slots)
-            chan_slots += [(i, "weight"), (i, "bias")]
-        src = s.param("src", -1) if s.kind in ("residual", "row_combine") else -1
-        if s.kind == "residual" and not (0 <= src <= i and (gn_index < 0 or (src <= gn_index) == (i < gn_index))):
-            raise SpecError(f"stage {i} (residual) adds chain value {src}: it must be an earlier value on the same "
-                             f"side of the GroupNorm (at {gn_index})")
-        extra = dict(role=roles[i]) if cols else {}
-        if rows:
-            role = roles[i]
-            tail = _row_tail(roles, i) if role == "combine" else ()
-            extra = dict(role=role, tail=tail, row_of=(tail[-1] if tail else i) - 1 if role == "combine" else -1)
-            if role == "gnorm":
-                gw = spec.group_width
-                extra.update(group_width=gw, group_lanes=row_team(spec) if gw >= 32 else min(32, _next_pow2(gw)))
-        stage = StagePlan(s.kind, i, tuple((n, s.param(n)) for n in op(s.kind).choices), tuple(scalars), chan, src,
-                          **extra)
-        if stage.row_stats:
-            stage, n_stats = dataclasses.replace(stage, stats_at=n_stats), n_stats + stage.row_stats
-        if stage.row_sums:
-            stage, n_sums = dataclasses.replace(stage, sums_at=n_sums), n_sums + stage.row_sums
-        stages.append(stage)
-    # the GroupNorm's per-group doubles after all the others
-    stages = [dataclasses.replace(s, stats_at=n_stats, sums_at=n_sums) if s.role == "gnorm" else s for s in stages]
-    return tuple(stages), gn_index, tuple(scalar_slots), tuple(chan_slots)
 
 
 def _structure(stages, gn_index, gn_affine, bias, out_shape="full") -> tuple:
@@ -484,16 +231,6 @@ class Plan:
         return (WGMMA_GENCODE,) if self.mainloop == "wgmma_tf32" else ()
 
 
-def _next_pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
-
-
-ENGINES = {GemmTile: "simt_fp32", MmaTile: "mma_tf32", WgmmaTile: "wgmma_tf32"}  # tile type -> mainloop
-
-
 def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile, WgmmaTile] = None, gpu: str = None,
          arch: tuple = None, batch: int = None) -> Plan:
     """Choose how to compute `spec`.
@@ -505,7 +242,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     entry for `batch`, else the largest batch tuned), and else `arch` (the GPU's compute capability) decides:
     wgmma on sm_90, mma.sync elsewhere.
     """
-    from . import __version__
+    from .. import __version__
 
     if not isinstance(spec, Spec):
         raise TypeError(f"plan() takes a fusegen.Spec, got {type(spec).__name__}")

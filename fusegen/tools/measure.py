@@ -6,8 +6,8 @@ import sys
 import tempfile
 import time
 
+from ..codegen.render import _atomic_write, write_module
 from .accuracy import NAMES, ReferenceLayer, compare
-from .render import _atomic_write, write_module
 from .tune import _import, _progress, time_layer
 
 

@@ -16,8 +16,8 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .ops import COLUMN, FULL, OPS, ROW_VALUE, op
-from .spec import HEADLINE_KINDS, Spec, Stage
+from ..ops import COLUMN, FULL, OPS, ROW_VALUE, op
+from ..spec import HEADLINE_KINDS, Spec, Stage
 
 # stage kind -> how it appears (for messages and the README table)
 STAGES = {kind: o.spellings for kind, o in OPS.items()}

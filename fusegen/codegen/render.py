@@ -6,15 +6,15 @@ import types
 
 import jinja2
 
+from ..ops import chain_title, op
+from ..plan import Plan, plan as make_plan
+from ..spec import Spec
 from .explain import explain
-from .ops import chain_title, op
-from .plan import Plan, plan as make_plan
-from .spec import Spec
 
-_PACKAGE = pathlib.Path(__file__).resolve().parent
+_PACKAGE = pathlib.Path(__file__).resolve().parent.parent  # fusegen/
 # Installed: templates ship inside the package (fusegen/templates); in a source tree they sit beside it.
 TEMPLATE_DIR = next(p for p in (_PACKAGE / "templates", _PACKAGE.parent / "templates") if p.is_dir())
-JIT_RUNTIME = _PACKAGE / "jit.py"
+JIT_RUNTIME = _PACKAGE / "runtime" / "jit.py"
 
 # Flags are part of the build hash (the runtime adds the arch flags); no fast-math: accuracy is the contract.
 CUDA_FLAGS = ("-O3",)

@@ -11,8 +11,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .frontend import ModelError, check_interface, load_model_file, to_spec, trace_chain
-from .spec import HEADLINE_KINDS, ModelInterface, Spec
+from ..spec import HEADLINE_KINDS, ModelInterface, Spec
+from .trace import ModelError, check_interface, load_model_file, to_spec, trace_chain
 
 # module-level names a copied constructor may use: the generated file imports them under the same name
 _IMPORTABLE = {id(torch): "torch", id(nn): "torch.nn", id(F): "torch.nn.functional", id(math): "math"}

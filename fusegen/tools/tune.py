@@ -1,5 +1,5 @@
 """Autotuning: time candidate GEMM tiles for one spec on the GPU in hand and keep the winner in the tuning table
-(fusegen/tuning.py reads it for the planner; without an entry the planner's heuristic decides)."""
+(fusegen/plan/tuning.py reads it for the planner; without an entry the planner's heuristic decides)."""
 import dataclasses
 import importlib.util
 import json
@@ -10,9 +10,9 @@ import sys
 import tempfile
 import time
 
-from .plan import ENGINES, WGMMA_ARCH, GemmTile, MmaTile, WgmmaTile, plan
-from .spec import FP32, TF32, Spec
-from .tuning import TABLE, load_table, shape_key
+from ..plan import ENGINES, WGMMA_ARCH, GemmTile, MmaTile, WgmmaTile, plan
+from ..plan.tuning import TABLE, load_table, shape_key
+from ..spec import FP32, TF32, Spec
 
 SMEM_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_90 (sm_80: 163 KB; the build reports a miss)
 
@@ -122,7 +122,7 @@ def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, t
 
     if not torch.cuda.is_available():
         raise RuntimeError("fusegen tune needs a CUDA GPU (none is visible)")
-    from .render import write_module
+    from ..codegen import write_module
 
     gpu = torch.cuda.get_device_name()
     tiles = list(tiles or candidates(spec.precision, torch.cuda.get_device_capability()))

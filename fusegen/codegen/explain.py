@@ -5,11 +5,11 @@ import json
 import pathlib
 import textwrap
 
-from .ops import chain_title
-from .plan import COLS, FRAGMENT, NO_NORM, ROWS, TILE_LOCAL, TWO_STAGE, Plan
-from .spec import FP32, TF32, TF32X3
+from ..ops import chain_title
+from ..plan import COLS, FRAGMENT, NO_NORM, ROWS, TILE_LOCAL, TWO_STAGE, Plan
+from ..spec import FP32, TF32, TF32X3
 
-RESULTS_DIR = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+RESULTS_DIR = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 
 # Datasheet peaks, TFLOP/s (dense) and TB/s, of GPUs we model; the fp32 column is also PyTorch's default path
 # (cuBLAS SGEMM reaches ~75% of it: 51 of 67 measured on the H200, ../shared/reference/h200_baselines.md).

@@ -1,9 +1,10 @@
-"""The tuning table as data: fusegen/tuning.json maps GPU name -> precision -> shape key -> the winning tile (its
-engine and fields) and its times. The planner reads it here; `fusegen tune` (fusegen/tune.py) writes it."""
+"""The tuning table as data: fusegen/plan/tuning.json maps GPU name -> precision -> shape key -> the winning tile
+(its engine and fields) and its times. The planner reads it here; `fusegen tune` (the autotuner, in tools/tune.py)
+writes it."""
 import json
 import pathlib
 
-from .spec import FP32, Spec
+from ..spec import FP32, Spec
 
 TABLE = pathlib.Path(__file__).resolve().parent / "tuning.json"
 

@@ -8,9 +8,9 @@ import pathlib
 import shutil
 import sys
 
-from .plan import plan
-from .render import write_module
-from .spec import FP32, PRECISIONS, TF32X3, Spec, SpecError
+from ..codegen import write_module
+from ..plan import plan
+from ..spec import FP32, PRECISIONS, TF32X3, Spec, SpecError
 
 PRECISION_HELP = ("how the GEMMs multiply. 3xtf32 (default on sm_80+): tensor cores with each fp32 operand split "
                   "into two TF32 parts, fp32-accurate (passes allclose 1e-4 against the fp32 reference). tf32: "
@@ -103,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     tune = sub.add_parser("tune", help="time candidate GEMM tiles on this GPU; store the winner for render",
                           description="Benchmark the candidate tile configurations for one layer size on the GPU "
                                       "in hand and store the fastest (forward+backward) in the tuning table "
-                                      "(fusegen/tuning.json) that render consults.")
+                                      "(fusegen/plan/tuning.json) that render consults.")
     _add_layer_args(tune, tuning_only=True)
     tune.add_argument("--batch", type=int, default=1024, help="batch size to time (default: 1024)")
     tune.add_argument("--reps", type=int, default=10, help="timed calls per candidate (median)")
@@ -169,7 +169,7 @@ def _spec(args, command):
 def _plan(args, spec):
     gpu = args.gpu or _visible_gpu()
     if gpu is None:  # rendering for another machine: the table's only tuned GPU for this layer, if one
-        from .tuning import tuned_gpus
+        from ..plan.tuning import tuned_gpus
         tuned = tuned_gpus(spec)
         gpu = tuned[0] if len(tuned) == 1 else None
     return plan(spec, fixed_sizes=not args.dynamic_sizes, gpu=gpu, arch=args.arch or _visible_arch())
@@ -194,8 +194,9 @@ def _cache_builds(root):
 
 
 def show_config() -> int:
-    from . import __version__, jit
-    from .render import TEMPLATE_DIR
+    from .. import __version__
+    from ..codegen import TEMPLATE_DIR
+    from ..runtime import jit
     import platform
     import torch
 
@@ -216,7 +217,7 @@ def show_config() -> int:
     builds, size = _cache_builds(root) if root.is_dir() else (0, 0)
     origin = "FUSEGEN_CACHE_DIR" if os.environ.get("FUSEGEN_CACHE_DIR") else "default; set FUSEGEN_CACHE_DIR"
     print(f"cache: {root} ({origin}): {builds} builds, {size / 1e6:.1f} MB")
-    from .tuning import TABLE, load_table
+    from ..plan.tuning import TABLE, load_table
     print(f"tuning table: {TABLE} (GPUs: {', '.join(sorted(load_table())) or 'none'})")
     return 0
 
@@ -238,8 +239,8 @@ def clear_cache() -> int:
 
 
 def _measure(args, spec) -> int:
+    from ..runtime.jit import BuildError
     from . import measure
-    from .jit import BuildError
     try:
         p = _plan(args, spec)
         if args.command == "check":
@@ -265,8 +266,7 @@ def _measure(args, spec) -> int:
 
 
 def from_model(args) -> int:
-    from .frontend import ModelError
-    from .interface import model_spec
+    from ..frontend import ModelError, model_spec
     try:
         spec, chain = model_spec(args.model_file, precision=args.precision or default_precision())
         p = _plan(args, spec)
@@ -278,9 +278,9 @@ def from_model(args) -> int:
     print(f"layer: {chain.describe()} ({chain.input_size} -> {chain.hidden_size})")
     print(f"plan: {p.summary}")
     if args.bench:
+        from ..frontend import load_model_file
+        from ..runtime.jit import BuildError
         from . import measure
-        from .frontend import load_model_file
-        from .jit import BuildError
         model_file = load_model_file(args.model_file)
         batches = args.batch or (model_file.get_inputs()[0].shape[0],)
         try:
@@ -310,7 +310,7 @@ def main(argv=None) -> int:
         print(path)
         print(f"plan: {p.summary}")
     elif args.command == "explain":
-        from .explain import explain
+        from ..codegen.explain import explain
         print(explain(_plan(args, spec)))
     elif args.command in ("check", "bench"):
         return _measure(args, spec)

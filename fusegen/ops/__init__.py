@@ -1,0 +1,40 @@
+"""The op registry: every op that can follow the GEMM, declared once. The front end, the planner, the renderer and
+the accuracy bar read it instead of keeping tables of their own. An op's device code is its template:
+- element-wise: `templates/ops/stage_<kind>.cuh.j2`, a struct with `fwd` and `bwd`;
+- a reduction over the row: `templates/ops/reduce_<kind>.cuh.j2`, a struct with the reduction's state (`init`,
+  `add`, `merge`), what the forward keeps per row (`finish`), its forward (`apply`, or `value` for a reduction
+  to one value a row) and backward (`bwd`, with `bwd_add`: the row sums its backward needs);
+- a reduction over the batch (a column of the output): `templates/ops/column_<kind>.cuh.j2`, a struct with what
+  a column keeps (`Col`), the forward (`fwd`) and backward (`bwd`, with `bwd_add`: the column sums it needs);
+- the GroupNorm: its fused epilogues per strategy and its backward kernel (templates/epilogue); beside row
+  reductions, one of the row kernels' reductions: `templates/ops/reduce_group_norm.cuh.j2` (per group: forward,
+  `bwd_add` for the group sums its backward needs, `bwd`).
+
+Adding an element-wise op: one entry in ops/elementwise.py, one template, and its spellings in the front end's
+reader. Adding a row reduction: one entry in ops/rows.py, one reduce_ template, its spellings. Every op file declares
+with ops/op.py; this package's face assembles the registry, OPS, in a fixed order (messages and tables list it).
+"""
+# The op files first: the function op() below takes the package's name `op` from the submodule ops/op.py.
+from .batch_norm import BATCH_NORM
+from .elementwise import ELEMENTWISE_OPS
+from .group_norm import GROUP_NORM
+from .op import COLUMN, ELEMENTWISE, FULL, GROUP, ROW, ROW_VALUE, Op
+from .rows import LOG_SOFTMAX, REDUCTIONS, ROW_COMBINE, ROW_REDUCE, SOFTMAX
+
+__all__ = ["Op", "OPS", "op", "chain_title", "ELEMENTWISE", "GROUP", "ROW", "COLUMN", "FULL", "ROW_VALUE",
+           "REDUCTIONS"]
+
+OPS = {o.kind: o for o in (GROUP_NORM, *ELEMENTWISE_OPS, SOFTMAX, LOG_SOFTMAX, ROW_REDUCE, BATCH_NORM, ROW_COMBINE)}
+
+
+def op(kind: str) -> Op:
+    """The registered op of a stage kind."""
+    try:
+        return OPS[kind]
+    except KeyError:
+        raise KeyError(f"no op {kind!r} in the registry (fusegen/ops/); known: {', '.join(OPS)}") from None
+
+
+def chain_title(chain) -> str:
+    """A layer in words: "Linear -> GroupNorm -> LeakyReLU -> x + x"."""
+    return " -> ".join(["Linear"] + [op(s.kind).title_of(s) for s in chain])

@@ -1,0 +1,43 @@
+"""What every op file declares with: the Op dataclass, what an op reduces over, and the shapes of chain values."""
+import dataclasses
+
+ELEMENTWISE = "element-wise"
+GROUP = "group"  # a reduction over a group of channels of a row (GroupNorm)
+ROW = "row"  # a reduction over the whole row (the hidden features): softmax, logsumexp, sum, max...
+COLUMN = "column"  # a reduction over the batch, one per channel (BatchNorm1d)
+
+# The shape of a chain value: the (batch, hidden) tensor, or one value a row ((batch, 1) or (batch,)).
+FULL, ROW_VALUE = "full", "row"
+
+
+@dataclasses.dataclass(frozen=True)
+class Op:
+    kind: str  # the Stage kind
+    title: str  # its words in plans, module titles and explanations
+    short: str  # its piece of a module's readable name
+    spellings: str  # how the front end recognizes it (messages, the README table)
+    reduces: str = ELEMENTWISE  # ELEMENTWISE, or what it reduces over (GROUP, ROW)
+    takes: str = "any"  # the shape of value it reads: FULL, ROW_VALUE or "any" (element-wise ops: either)
+    makes: str = "same"  # the shape of value it makes: FULL, ROW_VALUE or "same" (as it reads)
+    scalars: tuple = ()  # the Stage params it reads at run time (kernel arguments: one build serves any value)
+    # values read from the layer's module at each call rather than fixed at trace time: name -> Python of its
+    # value, `{m}` standing for the module (BatchNorm: train or eval, its momentum for the running statistics)
+    live: tuple = ()
+    buffers: tuple = ()  # the Stage params naming buffers its kernels update (BatchNorm's running statistics)
+    choices: tuple = ()  # the Stage params baked into its template (they change the emitted CUDA)
+    kinks: object = None  # Stage -> ((position, slope below, slope above), ...): where its derivative jumps
+    describe: object = None  # Stage -> its title with the constants that matter (default: `title`)
+    # Element types (fusegen/dtypes.py): what its arithmetic runs in, whatever the tensors' element type (the
+    # epilogue is fp32 throughout), and what a reduction's state and statistics accumulate in.
+    compute: str = "float32"
+    accumulate: str = ""  # reductions: their state's type
+
+    def title_of(self, stage) -> str:
+        return self.describe(stage) if self.describe else self.title
+
+    def live_expr(self, name, module_expr):
+        """Python reading scalar `name` from the module at call time, or None (fixed at trace time)."""
+        return dict(self.live)[name].format(m=module_expr) if name in dict(self.live) else None
+
+    def kinks_of(self, stage) -> tuple:
+        return self.kinks(stage) if self.kinks else ()

@@ -1,0 +1,149 @@
+"""The epilogue's planning: the chain after the GEMM as the templates express it, one StagePlan a stage (its argument
+slots; with row or column reductions its role in their kernels, its places in the per-row statistics and sums)."""
+import dataclasses
+
+from ..ops import COLUMN, GROUP, ROW, ROW_VALUE, op
+from ..spec import Spec, SpecError
+
+ROW_STATS = 2  # doubles each row reduction keeps per row for backward (its state, finished)
+
+
+@dataclasses.dataclass(frozen=True)
+class StagePlan:
+    """An element-wise stage as the templates express it: struct S<index> reads chain value v<index> and makes
+    v<index + 1> (v0 is the Linear's output, the GroupNorm takes one index too)."""
+    kind: str
+    index: int
+    choices: tuple = ()  # (name, value) baked in: gelu's form, an arithmetic op
+    scalars: tuple = ()  # (name, slot): runtime scalars, StageArgs::scalar[slot]
+    chan: int = -1  # slot of its per-channel parameter (StageArgs::chan), -1: none
+    src: int = -1  # residual, row_combine: the earlier (batch, hidden) chain value it reads
+    # Row and column strategies. role: how their kernels run it: "ew" (element-wise on the tensor), "residual",
+    # "row_ew" (element-wise on a row value: once a row), "reduce" (tensor -> row value), "norm" (a row reduction
+    # back onto the tensor: softmax), "combine" (a row value against the tensor), "cnorm" (the BatchNorm),
+    # "gnorm" (a GroupNorm beside row reductions: a reduction over each group of the row)
+    role: str = "ew"
+    # reduce, norm: its ROW_STATS doubles in the per-row statistics; gnorm: 2 a group, after every other's
+    stats_at: int = -1
+    # reduce, norm, combine: its backward row sum (reduce: its value's gradient) per row; gnorm: 2 a group, last
+    sums_at: int = -1
+    tail: tuple = ()  # combine: the row-value stages between it and its reduction, last first (backward's order)
+    row_of: int = -1  # combine: the reduction whose row value it reads
+    # gnorm: channels a group, and lanes that walk one group (a power of two up to 32 for narrow groups, so
+    # that one team walks several groups at once; the whole team for wider ones). Its groups' doubles follow
+    # the other reductions' in a row (their count depends on the run-time width). With affine its weight is
+    # StageArgs::chan[chan], its bias chan[chan + 1].
+    group_width: int = 0
+    group_lanes: int = 0
+
+    @property
+    def row_stats(self) -> int:
+        """Doubles it keeps per row at fixed places: ROW_STATS for a row reduction."""
+        return ROW_STATS if self.role in ("reduce", "norm") else 0
+
+    @property
+    def row_sums(self) -> int:
+        """Doubles its backward keeps per row at fixed places: one row sum."""
+        return 1 if self.role in ("reduce", "norm", "combine") else 0
+
+    @property
+    def template(self) -> str:
+        """Its device code: a reduce_ struct for a row reduction, a stage_ struct otherwise (the residual has
+        none: the chain adds it)."""
+        if self.kind == "residual":
+            return ""
+        prefix = {ROW: "reduce", GROUP: "reduce", COLUMN: "column"}.get(op(self.kind).reduces, "stage")
+        return f"ops/{prefix}_{self.kind}.cuh.j2"
+
+    def slot(self, name) -> int:
+        return dict(self.scalars)[name]
+
+    def choice(self, name):
+        return dict(self.choices)[name]
+
+
+def _role(spec, i) -> str:
+    s, shapes = spec.chain[i], spec.value_shapes
+    o = op(s.kind)
+    if o.reduces == COLUMN:
+        return "cnorm"
+    if o.reduces == GROUP:
+        return "gnorm"
+    if o.reduces == ROW:
+        return "reduce" if o.makes == ROW_VALUE else "norm"
+    if o.takes == ROW_VALUE:
+        return "combine"
+    if s.kind == "residual":
+        return "residual"
+    return "row_ew" if shapes[i] == ROW_VALUE else "ew"
+
+
+def row_team(spec) -> int:
+    """Row strategy: threads that walk one row (a warp for rows of up to 1024 values, else a block)."""
+    return 32 if spec.hidden_size <= 1024 else 256
+
+
+def _row_tail(roles, i) -> tuple:
+    """The row-value stages right before stage i (back to their reduction), last first."""
+    tail = []
+    while roles[i - 1 - len(tail)] == "row_ew":
+        tail.append(i - 1 - len(tail))
+    return tuple(tail)
+
+
+def plan_chain(spec: Spec):
+    """(stages, gn_index, scalar_slots, chan_slots): the chain's element-wise stages (with a row reduction, every
+    stage) with their argument slots, the GroupNorm's position (-1: none), and what fills the slots
+    ((stage index, param name) each)."""
+    stages, scalar_slots, chan_slots = [], [], []
+    chain = spec.chain
+    rows, cols = spec.has_row_reduction, spec.column_norm >= 0
+    if cols and (rows or spec.has_group_norm):
+        raise SpecError("a BatchNorm with a GroupNorm or a row reduction in one chain: not generated yet")
+    # beside row reductions the GroupNorm is one of the row kernels' reductions (role gnorm), not the fused one
+    gn_index = -1 if rows else next((i for i, s in enumerate(chain) if s.kind == "group_norm"), -1)
+    roles = [_role(spec, i) for i in range(len(chain))] if rows or cols else []
+    n_stats = n_sums = 0
+    for i, s in enumerate(chain):
+        if s.kind == "group_norm" and not rows:
+            continue
+        scalars = []
+        for name in op(s.kind).scalars:
+            scalars.append((name, len(scalar_slots)))
+            scalar_slots.append((i, name))
+        chan = -1
+        if s.kind == "channel":
+            chan = len(chan_slots)
+            chan_slots.append((i, "param"))
+        if s.kind == "group_norm" and s.param("affine"):
+            chan = len(chan_slots)
+            chan_slots += [(i, "weight"), (i, "bias")]
+        src = s.param("src", -1) if s.kind in ("residual", "row_combine") else -1
+        if s.kind == "residual" and not (0 <= src <= i and (gn_index < 0 or (src <= gn_index) == (i < gn_index))):
+            raise SpecError(f"stage {i} (residual) adds chain value {src}: it must be an earlier value on the same "
+                             f"side of the GroupNorm (at {gn_index})")
+        extra = dict(role=roles[i]) if cols else {}
+        if rows:
+            role = roles[i]
+            tail = _row_tail(roles, i) if role == "combine" else ()
+            extra = dict(role=role, tail=tail, row_of=(tail[-1] if tail else i) - 1 if role == "combine" else -1)
+            if role == "gnorm":
+                gw = spec.group_width
+                extra.update(group_width=gw, group_lanes=row_team(spec) if gw >= 32 else min(32, _next_pow2(gw)))
+        stage = StagePlan(s.kind, i, tuple((n, s.param(n)) for n in op(s.kind).choices), tuple(scalars), chan, src,
+                          **extra)
+        if stage.row_stats:
+            stage, n_stats = dataclasses.replace(stage, stats_at=n_stats), n_stats + stage.row_stats
+        if stage.row_sums:
+            stage, n_sums = dataclasses.replace(stage, sums_at=n_sums), n_sums + stage.row_sums
+        stages.append(stage)
+    # the GroupNorm's per-group doubles after all the others
+    stages = [dataclasses.replace(s, stats_at=n_stats, sums_at=n_sums) if s.role == "gnorm" else s for s in stages]
+    return tuple(stages), gn_index, tuple(scalar_slots), tuple(chan_slots)
+
+
+def _next_pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
