@@ -56,13 +56,13 @@ def test_every_chain_compiles(tmp_path):
     for k, name in enumerate(MODEL_FILES):
         p = fusegen.plan(model_spec(MODELS / name)[0])
         if p.group_strategy in (ROWS, COLS):  # their kernels themselves instantiate every stage and reduction
-            parts += [f"// {name}", f"namespace m{k} {{"] + [
+            parts += [f"// {name}", f"namespace m{k} {{", env.get_template("types.h.j2").render(plan=p)] + [
                 env.get_template(f"{t}.cuh.j2").render(plan=p) for t in (
                     "common", "epilogue/row_state" if p.group_strategy == ROWS else None, "epilogue/epilogue_chain",
                     "epilogue/epilogue_gn_args", "epilogue/epilogue_" + p.group_strategy) if t] + ["}"]
             continue
         chain = env.get_template("epilogue/epilogue_chain.cuh.j2").render(plan=p)
-        parts += [f"// {name}", f"namespace m{k} {{",
+        parts += [f"// {name}", f"namespace m{k} {{", env.get_template("types.h.j2").render(plan=p),
                   f"namespace fg {{ constexpr int NCHAN = {len(p.chan_slots)}, NSCALAR = {len(p.scalar_slots)}; }}",
                   chain,
                   "__global__ void probe(fg::StageArgs s, float* out) {",

@@ -1,0 +1,66 @@
+"""Per-kernel GPU time of a model file's fused module, forward and backward (torch.profiler): which kernel a change
+should go after. Prints each kernel's microseconds per forward+backward step, its share, and the step's total.
+
+    device: PYTHONPATH=. python3 benchmarks/kernel_times.py examples/gn_softmax_8192.py [--reps 10]
+"""
+import argparse
+import collections
+import pathlib
+import sys
+import tempfile
+
+import torch
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+import fusegen  # noqa: E402
+from fusegen.frontend import load_model_file, model_spec  # noqa: E402
+from helpers import import_file, prebuild  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model_file")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--out", default=tempfile.mkdtemp(prefix="fusegen-kt-"))
+    args = ap.parse_args()
+    f = pathlib.Path(args.model_file)
+    plan = fusegen.plan(model_spec(f)[0], gpu=torch.cuda.get_device_name())
+    path = fusegen.write_module(plan, args.out)
+    prebuild([path])
+    model_file, module = load_model_file(f), import_file(path)
+    torch.manual_seed(0)
+    model = module.ModelNew(*model_file.get_init_inputs()).cuda()
+    x = model_file.get_inputs()[0].cuda()
+    grad = None
+    for _ in range(3):  # warm-up: builds loaded, allocator primed
+        model.zero_grad(set_to_none=True)
+        y = model(x)
+        grad = torch.randn_like(y) if grad is None else grad
+        y.backward(grad)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(args.reps):
+            model.zero_grad(set_to_none=True)
+            model(x).backward(grad)
+        torch.cuda.synchronize()
+    times, calls = collections.defaultdict(float), collections.defaultdict(int)
+    for e in prof.key_averages():
+        t = getattr(e, "device_time_total", None)
+        t = getattr(e, "cuda_time_total", 0.0) if t is None else t
+        if t > 0 and e.key not in ("", "cudaDeviceSynchronize"):
+            times[e.key] += t / args.reps
+            calls[e.key] += e.count / args.reps
+    total = sum(times.values())
+    print(f"{f.name}: {plan.summary}; {torch.cuda.get_device_name()}, "
+          f"{args.reps} forward+backward steps")
+    print(f"{'us/step':>9} {'share':>6} {'calls':>5}  kernel")
+    for k, t in sorted(times.items(), key=lambda kv: -kv[1]):
+        print(f"{t:9.1f} {100 * t / total:5.1f}% {calls[k]:5.1f}  {k[:110]}")
+    print(f"{total:9.1f} 100.0%        all kernels")
+
+
+if __name__ == "__main__":
+    main()
