@@ -46,7 +46,8 @@ def main():
                   suppress_health_check=list(HealthCheck))
         @given(chains.model_source())
         def draw(model):
-            if all(m in model[0] for m in MARKS[args.reduction]) and (model[1] >= 1024 or not args.big) and model[0] not in seen:
+            wanted = all(m in model[0] for m in MARKS[args.reduction]) and (model[1] >= 1024 or not args.big)
+            if wanted and model[0] not in seen:
                 seen.add(model[0])
                 drawn.append(model)
         draw()
