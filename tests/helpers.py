@@ -60,14 +60,12 @@ from fusegen.tools.accuracy import (NAMES, TF32_REL_ERR, TF32_ROUNDOFF_RATIO, co
 
 
 def engine_ran(module, batch, input_size) -> str:
-    """Which GEMM engine a generated module runs a (batch, input_size) call on (the launchers' choice): compensated
-    FFMA up to EXACT_MAX_MACS; else the main engine, except that wgmma's copies need 16-byte rows of the weight
-    and of x (input a multiple of 4; contiguous) and leave the others to mma.sync."""
-    if batch * module.HIDDEN_SIZE * input_size <= module.EXACT_MAX_MACS:
-        return "simt_fp32 compensated"
-    if module.MAINLOOP == "wgmma_tf32" and input_size % 4:
-        return "mma_tf32 (rows not 16-byte aligned)"
-    return module.MAINLOOP
+    """The engine (and split-K slices) a generated module's forward GEMM runs a (batch, input_size) call on, as
+    its launchers choose it (schedule(), by the sizes and the GPU's SM count; wgmma's copies need 16-byte rows of
+    the weight: input a multiple of 4)."""
+    kernels = module._kernels(torch.device("cuda", torch.cuda.current_device()))
+    engine, split, _ = kernels.schedule(batch, module.HIDDEN_SIZE, input_size, input_size % 4 == 0)
+    return engine + (f" split-K {split}" if split > 1 else "")
 
 
 def log_accuracy(report, **case):

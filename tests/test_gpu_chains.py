@@ -25,7 +25,7 @@ VISIBLE_ARCH = tuple(torch.cuda.get_device_capability()) if gpu_available() else
 # the engines a GPU of the visible architecture can get: on a Hopper wgmma, and mma.sync that sm_80/89 GPUs get
 ARCHS = [VISIBLE_ARCH] + ([(8, 0)] if VISIBLE_ARCH == fusegen.WGMMA_ARCH else []) if VISIBLE_ARCH else []
 ARCH_IDS = [f"sm{a[0]}{a[1]}" for a in ARCHS]
-# the scaled size: batch x input x hidden >= 1000 x 1020 x 1000 multiply-adds, ~4x EXACT_MAX_MACS (2^28); the
+# the scaled size: batch x input x hidden >= 1000 x 1020 x 1000 multiply-adds, ~4x 2^28 (the wide tiles); the
 # input a multiple of 4 (the wgmma engine's copies need 16-byte rows), not of the tiles
 BIG_BATCH, BIG_INPUT, BIG_HIDDEN = 1000, 1020, 1000
 
@@ -124,7 +124,7 @@ def model_source(draw):
     """(source, batch, input, hidden) of a model file with a random Linear -> chain."""
     big = draw(st.booleans())
     gw = draw(st.sampled_from([1, 2, 3, 4, 8, 16, 32, 48, 160]))
-    # big: 1024 x 500 x 624 multiply-adds at least, over EXACT_MAX_MACS (2^28)
+    # big: 1024 x 500 x 624 multiply-adds at least, over 2^28 (the wide tiles)
     groups = draw(st.integers(-(-624 // gw), 1280 // gw) if big else st.integers(1, max(1, 160 // gw)))
     hidden, inp = gw * groups, draw(st.integers(500, 800) if big else st.integers(1, 130))
     batch = draw(st.integers(1024, 1100) if big else st.integers(1, 70))

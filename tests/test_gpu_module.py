@@ -25,7 +25,7 @@ GROUP_WIDTHS = (1, 3, 16, 128, 200, 384)
 EXAMPLES = int(os.environ.get("FUSEGEN_GPU_EXAMPLES", "100"))
 PRECISIONS = tuple(os.environ.get("FUSEGEN_PRECISIONS", ",".join(fusegen.spec.PRECISIONS)).split(","))
 VISIBLE_ARCH = tuple(torch.cuda.get_device_capability()) if gpu_available() else None
-EXACT_MAX_MACS = fusegen.plan(fusegen.Spec(8, 8, 1)).exact_max_macs  # at most this: the compensated FFMA path
+BIG_MACS = 1 << 28  # half the examples are GEMMs above this (the wide tiles and wgmma), half anywhere
 
 
 def _variants():
@@ -83,11 +83,11 @@ PHASES = tuple(Phase) if os.environ.get("FUSEGEN_GPU_SHRINK", "1") != "0" else (
 @given(data=st.data())
 def _random_shapes(data, precision, arch, prebuilt):
     gw = data.draw(st.sampled_from(GROUP_WIDTHS), label="group width")
-    if data.draw(st.booleans(), label="above EXACT_MAX_MACS"):  # half the examples where the main engine runs
+    if data.draw(st.booleans(), label="above BIG_MACS"):  # half the examples where the wide tiles run
         batch = data.draw(st.one_of(st.integers(256, 2048), st.sampled_from([257, 1000, 2048])), label="batch")
         input_size = data.draw(st.one_of(st.integers(256, 8192), st.sampled_from([257, 1023, 4097, 8191, 8192])),
                                label="input")
-        least = -(-(EXACT_MAX_MACS + 1) // (batch * input_size * gw))  # groups for more than 2^28 multiply-adds
+        least = -(-(BIG_MACS + 1) // (batch * input_size * gw))  # groups for more than 2^28 multiply-adds
         groups = data.draw(st.integers(least, max(least, 8192 // gw)), label="groups")
     else:
         groups = data.draw(st.one_of(st.just(1), st.integers(1, 8), st.integers(1, max(1, 8192 // gw))),
@@ -142,23 +142,34 @@ def test_headline_committed_module(module_dir):
     print("headline rel. errors (ours, fp32 reference):", report)
 
 
-# (input, hidden, groups, batch): compensated SIMT GEMMs; the main engine (wgmma on sm_90, 16-byte operands)
-@pytest.mark.parametrize("input_size,hidden,groups,batch", [(300, 640, 40, 257), (1024, 1024, 64, 600)])
-def test_gradients_are_deterministic(input_size, hidden, groups, batch, prebuilt):
+# (input, hidden, groups, batch, the GEMMs that must run split-K: forward, grad_input, grad_weight): the wide
+# tiles; the main engine (wgmma on sm_90); the narrow tile split-K in forward and grad_input; grad_weight split
+# 16 ways over a long batch. Split-K partials are added in a fixed order: the same bits every run.
+@pytest.mark.parametrize("input_size,hidden,groups,batch,splits", [
+    (300, 640, 40, 257, ()), (1024, 1024, 64, 600, ()), (4096, 1024, 64, 64, ("forward", "grad_input")),
+    (64, 32, 2, 4096, ("grad_weight",))])
+def test_outputs_and_gradients_are_deterministic(input_size, hidden, groups, batch, splits, prebuilt):
     spec = fusegen.Spec(input_size=input_size, hidden_size=hidden, num_groups=groups)
     module = dynamic_module(spec, prebuilt)
+    kernels = module._kernels(torch.device("cuda"))
+    gemms = {"forward": (batch, hidden, input_size), "grad_input": (batch, input_size, hidden),
+             "grad_weight": (hidden, input_size, batch)}
+    split = {name: kernels.schedule(*sizes, True)[1] > 1 for name, sizes in gemms.items()}
+    assert {name for name, s in split.items() if s} >= set(splits), split
     torch.manual_seed(0)
     model = module.ModelNew(input_size, hidden, groups).cuda()
-    x = torch.rand(batch, input_size, device="cuda", requires_grad=True)
+    x = torch.randn(batch, input_size, device="cuda", requires_grad=True)
     grad = torch.randn(batch, hidden, device="cuda")
     runs = []
-    for _ in range(2):
+    for _ in range(3):
         model.zero_grad(set_to_none=True)
         x.grad = None
-        model(x).backward(grad)
-        runs.append([x.grad.clone()] + [p.grad.clone() for p in model.parameters()])
-    for a, b in zip(*runs):
-        assert torch.equal(a, b), "same inputs gave different gradients"
+        out = model(x)
+        out.backward(grad)
+        runs.append([out.detach().clone(), x.grad.clone()] + [p.grad.clone() for p in model.parameters()])
+    for run in runs[1:]:
+        for a, b in zip(runs[0], run):
+            assert torch.equal(a, b), "same inputs gave different outputs or gradients"
 
 
 # A transposed x: the same forward (the operand split reads any strides); in the main-engine case its grad_W

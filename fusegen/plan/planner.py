@@ -26,6 +26,7 @@ ROWS = "rows"
 # of g and g x_hat, one for dz and the parameters' column sums. A block owns its columns: no partials cross
 # blocks, no atomics.
 COLS = "cols"
+NARROW_ROWS = 32  # the narrow mma.sync tile's rows
 TINY_GROUP = 8  # 3xtf32 layers with narrower groups run on the fp32 FFMA engine (see plan())
 
 
@@ -46,11 +47,15 @@ class Plan:
     # the mma.sync engine (tensor-core precisions): the main engine, or beside wgmma the one for operands the
     # copy engine cannot read (unaligned, strided); same block_m/n. None in fp32.
     mma_tile: Union[MmaTile, None]
+    # the mma.sync engine's narrow tile (tensor-core precisions): GEMMs of at most narrow_max_rows output rows
+    # (small batches) run on it, a 128-row tile would spend its tensor-core work on padding. None in fp32.
+    narrow_tile: Union[MmaTile, None]
+    narrow_max_rows: int
     group_strategy: str  # FRAGMENT, TILE_LOCAL or TWO_STAGE
     promote_every_k: int  # add the running accumulators into a separate fp32 sum every this many k (0: never)
-    # GEMMs of at most this many multiply-adds (checked at run time) are summed compensated (Dot2), with dz
-    # carried as an fp32 pair into the backward GEMMs: for small GEMMs a few ill-conditioned values decide the
-    # error, and fp32 sums (or an fp32-rounded dz) are one unlucky draw from 4x cuBLAS's.
+    # GEMMs of at most this many multiply-adds (checked at run time; 0: none) are summed compensated (Dot2) on
+    # the SIMT engine, with dz carried as an fp32 pair into the backward GEMMs. Every other GEMM picks its
+    # engine and split-K slices at run time from its sizes (launchers.cuh: schedule()).
     exact_max_macs: int
     lanes_per_group: int  # a sub-warp of this many lanes owns one (row, group) in the per-group stages
     pieces_per_group: int  # TWO_STAGE: most output tiles one group can touch (partial-statistics slots)
@@ -222,8 +227,8 @@ class Plan:
     @property
     def variant_key(self) -> tuple:
         """The structural choices that change the shape of the emitted CUDA (not just its constants)."""
-        return (self.precision, self.mainloop, self.tile, self.mma_tile, self.group_strategy, self.fixed_sizes,
-                self.chain_structure)
+        return (self.precision, self.mainloop, self.tile, self.mma_tile, self.narrow_tile, self.group_strategy,
+                self.fixed_sizes, self.chain_structure)
 
     @property
     def arch_flags(self) -> tuple:
@@ -276,6 +281,11 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     simt_tile = tile if not tensor_cores else GemmTile(block_m=tile.block_m, block_n=tile.block_n)
     mma_tile = None if not tensor_cores else (tile if isinstance(tile, MmaTile) else
                                               MmaTile(block_m=tile.block_m, block_n=tile.block_n))
+    # Small batches: 32-row tiles (two m16 mma rows a warp) of the same width and warp columns, so a row's
+    # columns sit in the same lanes (the fragment GroupNorm fits both) and BN is shared by every engine.
+    narrow_tile = None if not tensor_cores else MmaTile(block_m=NARROW_ROWS, block_n=mma_tile.block_n,
+                                                        block_k=mma_tile.block_k, warps_m=1,
+                                                        warps_n=mma_tile.warps_n, stages=mma_tile.stages)
     # FRAGMENT: mma.sync's fragment gives a quad of lanes a row's columns (a group must fit a warp's width);
     # wgmma's gives lanes 4 apart a row's 16 columns of a warp. Beside wgmma the mma.sync fallback must fit too.
     if spec.has_row_reduction:
@@ -298,7 +308,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # fp32-accurate at all: the tensor cores' own long accumulation loses bits (h200_baselines: 2.6e-4 over all
     # of K=8192, 4.7e-5 promoted every 64). TF32's own rounding (~3e-4) dwarfs it: no totals, fewer registers.
     promote = 0 if spec.precision == TF32 else 64
-    for t in (tile, mma_tile):
+    for t in (tile, mma_tile, narrow_tile):
         if promote and t is not None and promote % t.block_k:
             raise ValueError(f"block_k ({t.block_k}) must divide the promotion interval ({promote})")
     computes = {op(s.kind).compute for s in spec.chain} or {FLOAT32.name}
@@ -306,8 +316,13 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     if len(computes) > 1 or len(accumulates) > 1:
         raise SpecError(f"the chain's ops compute in {sorted(computes)} and accumulate in {sorted(accumulates)}: "
                         "one epilogue computes in one type")
+    # Tensor-core plans sum every GEMM on tensor cores: 3xTF32 with fp32 totals every 64 of K and split-K
+    # partials added in a fixed order meet the accuracy bar at every size (docs/accuracy.md: measured); the
+    # FFMA plans (fp32, groups under TINY_GROUP) keep the compensated mainloop for GEMMs up to 2^28.
+    exact_max_macs = 0 if tensor_cores else 1 << 28
     return Plan(spec=spec, mainloop=mainloop, tile=tile, simt_tile=simt_tile, mma_tile=mma_tile,
-                group_strategy=strategy, promote_every_k=promote, exact_max_macs=1 << 28,
+                narrow_tile=narrow_tile, narrow_max_rows=2 * NARROW_ROWS if tensor_cores else 0,
+                group_strategy=strategy, promote_every_k=promote, exact_max_macs=exact_max_macs,
                 lanes_per_group=min(32, _next_pow2(gw)), pieces_per_group=pieces,
                 fixed_sizes=fixed_sizes, fusegen_version=__version__, stages=stages, gn_index=gn_index,
                 scalar_slots=scalar_slots, chan_slots=chan_slots, tuned_for=tuned_for,

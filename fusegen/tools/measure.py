@@ -8,7 +8,7 @@ import time
 
 from ..codegen.render import _atomic_write, write_module
 from .accuracy import NAMES, ReferenceLayer, compare
-from .tune import _import, _progress, time_layer
+from .tune import _import, _progress, host_layer, time_layer
 
 
 class MeasureError(RuntimeError):
@@ -82,8 +82,10 @@ def bench(plan, batches=(1024,), reps=20, with_compile=True, log=sys.stderr, ref
         for name, model in models.items():
             _progress(done, total, f"batch {batch}: {name}", log)
             f_ms, fb_ms = time_layer(model, x, g, reps)
+            f_us, fb_us = host_layer(model, x, g)
             rows.append({"impl": name, "batch": batch, "forward_ms": round(f_ms, 4),
-                         "forward_backward_ms": round(fb_ms, 4),
+                         "forward_backward_ms": round(fb_ms, 4), "host_forward_us": round(f_us, 1),
+                         "host_forward_backward_us": round(fb_us, 1),
                          "forward_tflops": round(2 * batch * s.hidden_size * s.input_size / f_ms / 1e9, 1)})
             done += 1
     _progress(done, total, "done", log)
@@ -92,11 +94,15 @@ def bench(plan, batches=(1024,), reps=20, with_compile=True, log=sys.stderr, ref
 
 def bench_table(rows):
     eager = {r["batch"]: r for r in rows if r["impl"] == "pytorch eager"}
-    lines = [f"{'batch':>6} {'implementation':<18} {'forward ms':>10} {'fwd+bwd ms':>10} {'vs eager':>14}"]
+    lines = [f"{'batch':>6} {'implementation':<18} {'forward ms':>10} {'fwd+bwd ms':>10} {'vs eager':>14} "
+             f"{'host us/call fwd, fwd+bwd':>26}"]
     for r in rows:
         e = eager[r["batch"]]
         lines.append(f"{r['batch']:>6} {r['impl']:<18} {r['forward_ms']:>10.3f} {r['forward_backward_ms']:>10.3f} "
-                     f"{e['forward_ms'] / r['forward_ms']:>6.2f}x/{e['forward_backward_ms'] / r['forward_backward_ms']:.2f}x")
+                     f"{e['forward_ms'] / r['forward_ms']:>6.2f}x/{e['forward_backward_ms'] / r['forward_backward_ms']:.2f}x "
+                     f"{r['host_forward_us']:>13.1f}, {r['host_forward_backward_us']:.1f}")
+    lines.append("host us/call: CPU time to issue one call (Python, checks, dispatch, allocation, launches), the "
+                 "GPU running behind")
     return "\n".join(lines)
 
 

@@ -102,6 +102,35 @@ def time_ms(fn, reps, warmup=3):
     return times[len(times) // 2]
 
 
+def host_us(fn, calls=50, warmup=3):
+    """Host (CPU) microseconds per call of fn: the time to enqueue `calls` calls back to back, the GPU left
+    to run behind (Python, argument checks, dispatch, allocation, launches); the queue is drained after."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed / calls * 1e6
+
+
+def host_layer(model, x, g, calls=50):
+    """(forward us, forward+backward us) of host time per call (see host_us)."""
+    import torch
+
+    xg = x.clone().requires_grad_()
+
+    def fwd():
+        with torch.no_grad():
+            model(x)
+
+    return host_us(fwd, calls), host_us(lambda: model(xg).backward(g), calls)
+
+
 def time_layer(model, x, g, reps):
     """(forward ms, forward+backward ms) medians of model on x, the backward from grad g."""
     import torch
