@@ -27,6 +27,7 @@ ROWS = "rows"
 # blocks, no atomics.
 COLS = "cols"
 NARROW_ROWS = 32  # the narrow mma.sync tile's rows
+EXACT_DX_MAX_INPUT = 8  # see Plan.exact_dx_max_input
 TINY_GROUP = 8  # 3xtf32 layers with narrower groups run on the fp32 FFMA engine (see plan())
 
 
@@ -57,6 +58,11 @@ class Plan:
     # the SIMT engine, with dz carried as an fp32 pair into the backward GEMMs. Every other GEMM picks its
     # engine and split-K slices at run time from its sizes (launchers.cuh: schedule()).
     exact_max_macs: int
+    # grad_input runs compensated too (with dz as a pair) when the layer has at most this many inputs (0: never)
+    # and the GEMM has at most 2^28 multiply-adds: after a GroupNorm, dz is orthogonal to each group's xhat,
+    # which for so few inputs lies in the span of W's columns, so dx = dz W cancels (fully for one input) and
+    # tensor-core products (3xTF32: ~2^-22 relative each) leave an error the cancellation magnifies.
+    exact_dx_max_input: int
     lanes_per_group: int  # a sub-warp of this many lanes owns one (row, group) in the per-group stages
     pieces_per_group: int  # TWO_STAGE: most output tiles one group can touch (partial-statistics slots)
     fixed_sizes: bool  # input and hidden sizes are compile-time constants (the batch never is)
@@ -320,8 +326,10 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # partials added in a fixed order meet the accuracy bar at every size (docs/accuracy.md: measured); the
     # FFMA plans (fp32, groups under TINY_GROUP) keep the compensated mainloop for GEMMs up to 2^28.
     exact_max_macs = 0 if tensor_cores else 1 << 28
+    exact_dx_max_input = EXACT_DX_MAX_INPUT if tensor_cores and spec.has_group_norm else 0
     return Plan(spec=spec, mainloop=mainloop, tile=tile, simt_tile=simt_tile, mma_tile=mma_tile,
                 narrow_tile=narrow_tile, narrow_max_rows=2 * NARROW_ROWS if tensor_cores else 0,
+                exact_dx_max_input=exact_dx_max_input,
                 group_strategy=strategy, promote_every_k=promote, exact_max_macs=exact_max_macs,
                 lanes_per_group=min(32, _next_pow2(gw)), pieces_per_group=pieces,
                 fixed_sizes=fixed_sizes, fusegen_version=__version__, stages=stages, gn_index=gn_index,
