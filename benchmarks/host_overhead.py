@@ -1,0 +1,94 @@
+"""Where the host time of one fusegen call goes: each step of the generated module's forward and backward timed
+alone (CPU microseconds per call, the GPU left to run behind), against PyTorch eager's whole call.
+
+    PYTHONPATH=. python benchmarks/host_overhead.py [--size 1024] [--batch 16] [--calls 2000]
+"""
+import argparse
+import pathlib
+import sys
+import tempfile
+import time
+
+import torch
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import fusegen  # noqa: E402
+from fusegen.codegen import write_module  # noqa: E402
+from fusegen.tools.accuracy import ReferenceLayer  # noqa: E402
+from fusegen.tools.tune import _import  # noqa: E402
+
+
+def per_call_us(fn, calls):
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed / calls * 1e6
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--calls", type=int, default=2000)
+    args = ap.parse_args(argv)
+    size, batch, calls = args.size, args.batch, args.calls
+    plan = fusegen.plan(fusegen.Spec(size, size, size // 32), gpu=torch.cuda.get_device_name(),
+                        arch=torch.cuda.get_device_capability())
+    m = _import(write_module(plan, pathlib.Path(tempfile.mkdtemp(prefix="fusegen-host-"))))
+    dev = torch.device("cuda")
+    model = m.ModelNew(size, size, size // 32).cuda()
+    ref = ReferenceLayer(size, size, size // 32).cuda()
+    x = torch.randn(batch, size, device="cuda")
+    xg = x.clone().requires_grad_()
+    g = torch.randn(batch, size, device="cuda")
+    kernels = m._kernels(dev)
+    params = (("fc.weight", model.fc.weight), ("fc.bias", model.fc.bias), ("gn.weight", model.gn.weight),
+              ("gn.bias", model.gn.bias))
+    w, b, gam, bet = (p.detach() for _, p in params)
+    slope = 0.01  # the headline chain's one stage constant (LeakyReLU's slope)
+    out, z, mean, rstd = m._forward_impl(x, w, b, gam, bet, slope, 1e-5, True)
+    empty = x.new_empty(0)
+    stream = m._stream(dev)
+    dz, dx, dw = torch.empty_like(z), torch.empty_like(x), torch.empty_like(w)
+    gb = [torch.empty(size, device="cuda") for _ in range(3)]
+
+    def no_grad(fn):
+        def run():
+            with torch.no_grad():
+                fn()
+        return run
+
+    rows = [
+        ("eager forward (no_grad)", no_grad(lambda: ref(x))),
+        ("eager forward+backward", lambda: ref(xg).backward(g)),
+        ("fusegen forward (no_grad)", no_grad(lambda: model(x))),
+        ("fusegen forward+backward", lambda: model(xg).backward(g)),
+        ("  _check_input", lambda: m._check_input(x, params)),
+        ("  _kernels(device)", lambda: m._kernels(dev)),
+        ("  _stream(device)", lambda: m._stream(dev)),
+        ("  one new_empty", lambda: x.new_empty(batch, size)),
+        ("  _forward_impl (allocations + binding)", lambda: m._forward_impl(x, w, b, gam, bet, slope, 1e-5, False)),
+        ("  binding forward alone", lambda: kernels.forward(x, w, b, gam, bet, [], [slope], out, z, mean, rstd,
+                                                            empty, 1e-5, stream)),
+        ("  _backward_impl", lambda: m._backward_impl(g, x, w, gam, bet, z, mean, rstd, slope, True, True)),
+        ("  binding backward_epilogue", lambda: kernels.backward_epilogue(g, z, mean, rstd, gam, bet, [], [slope], dz,
+                                                                          empty, gb[0], gb[1], gb[2], [], empty,
+                                                                          stream)),
+        ("  binding grad_input", lambda: kernels.grad_input(dz, empty, w, dx, stream)),
+        ("  binding grad_weight", lambda: kernels.grad_weight(dz, empty, x, dw, stream)),
+        ("  an empty CUDA kernel launch (torch: x.add_(0) on 1 element)", lambda: empty.add_(0)),
+    ]
+    print(f"host microseconds per call, {torch.cuda.get_device_name()}, size {size}, batch {batch}, {calls} calls")
+    for name, fn in rows:
+        print(f"{name:<62} {per_call_us(fn, calls):8.1f}")
+
+
+if __name__ == "__main__":
+    main()
