@@ -3,8 +3,9 @@ PyTorch eager (and torch.compile with --compile): where fusegen wins, where it l
 
 Sizes: batch in --batches x (input = hidden) in --sizes, groups = hidden / 32. One module per size (fixed
 sizes, the tuning table's tile for this GPU), all built in parallel first. Each point: the forward under no_grad
-and forward+backward (y = model(x); y.backward(g)), CUDA events, median of --reps calls, each call synchronized
-(so host overhead counts, as it does for a user); plus host microseconds per call (the CPU time to issue one).
+and forward+backward (y = model(x); y.backward(g)), CUDA events around --inner calls back to back (as a training
+loop runs them: host overhead counts where the host is the bound, and the GPU does not idle and clock down between
+calls), median of --reps such samples; plus host microseconds per call (the CPU time to issue one).
 torch.compile runs as a user gets it: default mode, recompiling once a new batch makes it dynamic.
 
 Writes <out>/sweep-<gpu>.json, .md (the table and the summary against the targets) and .png (heat maps of the
@@ -56,7 +57,7 @@ def build_modules(sizes, log):
     return {size: _import(path) for size, path in paths.items()}
 
 
-def measure(modules, batches, reps, with_compile, log):
+def measure(modules, batches, reps, inner, with_compile, log):
     rows = []
     for size, module in modules.items():
         groups = size // 32
@@ -72,7 +73,7 @@ def measure(modules, batches, reps, with_compile, log):
             x = torch.randn(batch, size, device="cuda")
             g = torch.randn(batch, size, device="cuda")
             for name, model in models.items():
-                f_ms, fb_ms = time_layer(model, x, g, reps)
+                f_ms, fb_ms = time_layer(model, x, g, reps, inner)
                 f_us, fb_us = host_layer(model, x, g)
                 rows.append({"impl": name, "batch": batch, "size": size, "forward_ms": round(f_ms, 4),
                              "forward_backward_ms": round(fb_ms, 4), "host_forward_us": round(f_us, 1),
@@ -174,18 +175,20 @@ def main(argv=None):
     ap.add_argument("--batches", type=_ints, default=BATCHES)
     ap.add_argument("--sizes", type=_ints, default=SIZES)
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--inner", type=int, default=10, help="calls back to back per timed sample")
     ap.add_argument("--compile", action="store_true", help="also time torch.compile (default mode)")
     args = ap.parse_args(argv)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     gpu = torch.cuda.get_device_name()
     modules = build_modules(args.sizes, sys.stderr)
-    rows = measure(modules, args.batches, args.reps, args.compile, sys.stderr)
+    rows = measure(modules, args.batches, args.reps, args.inner, args.compile, sys.stderr)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = "sweep-" + gpu.lower().replace(" ", "-")
     (out / f"{stem}.json").write_text(json.dumps({"gpu": gpu, "torch": torch.__version__, "rows": rows}, indent=1))
-    md = [f"# Sweep on {gpu} (torch {torch.__version__}), benchmarks/sweep.py", "", *summary(rows), "",
+    md = [f"# Sweep on {gpu} (torch {torch.__version__}), benchmarks/sweep.py --reps {args.reps} --inner {args.inner}"
+          f"{' --compile' if args.compile else ''}", "", *summary(rows), "",
           *table(rows), ""]
     (out / f"{stem}.md").write_text("\n".join(md))
     heat_map(rows, out / f"{stem}.png", gpu)

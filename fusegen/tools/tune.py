@@ -84,7 +84,10 @@ def _build_all(paths, jobs):
     return failed
 
 
-def time_ms(fn, reps, warmup=3):
+def time_ms(fn, reps, warmup=3, inner=1):
+    """Median ms per call of fn over reps samples, each `inner` calls back to back between two CUDA events
+    (inner > 1: the GPU stays busy, as in a training loop, instead of idling, and clocking down, between calls
+    while the host issues the next one)."""
     import torch
 
     for _ in range(warmup):
@@ -94,10 +97,11 @@ def time_ms(fn, reps, warmup=3):
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        fn()
+        for _ in range(inner):
+            fn()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end))
+        times.append(start.elapsed_time(end) / inner)
     times.sort()
     return times[len(times) // 2]
 
@@ -131,8 +135,8 @@ def host_layer(model, x, g, calls=50):
     return host_us(fwd, calls), host_us(lambda: model(xg).backward(g), calls)
 
 
-def time_layer(model, x, g, reps):
-    """(forward ms, forward+backward ms) medians of model on x, the backward from grad g."""
+def time_layer(model, x, g, reps, inner=1):
+    """(forward ms, forward+backward ms) medians of model on x, the backward from grad g (see time_ms)."""
     import torch
 
     xg = x.clone().requires_grad_()
@@ -141,7 +145,7 @@ def time_layer(model, x, g, reps):
         with torch.no_grad():
             model(x)
 
-    return time_ms(fwd, reps), time_ms(lambda: model(xg).backward(g), reps)
+    return time_ms(fwd, reps, inner=inner), time_ms(lambda: model(xg).backward(g), reps, inner=inner)
 
 
 def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, table=TABLE, log=sys.stderr):
