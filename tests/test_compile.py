@@ -98,14 +98,14 @@ if fusegen.plan(HEADLINE, gpu="NVIDIA H200") not in CASES:
 
 
 def test_variant_grid_covers_every_structure():
-    # variant_key: (precision, mainloop, tile, mma_tile, strategy, fixed_sizes, chain structure)
+    # variant_key: (precision, mainloop, tile, mma_tile, narrow_tile, strategy, fixed_sizes, chain structure)
     keys = {k[0] for k in REPRESENTATIVES}
     assert len(keys) >= 4, keys
     for precision in PRECISIONS:
         strategies = {FRAGMENT, TILE_LOCAL, TWO_STAGE} if precision != "fp32" else {TILE_LOCAL, TWO_STAGE}
-        assert {(k[4], k[5]) for k in keys if k[0] == precision} >= {(s, f) for s in strategies for f in (False, True)}
+        assert {(k[5], k[6]) for k in keys if k[0] == precision} >= {(s, f) for s in strategies for f in (False, True)}
         if precision != "fp32":  # the Hopper engine, each strategy, both size modes
-            assert {(k[4], k[5]) for k in keys if k[0] == precision and k[1] == "wgmma_tf32"} >= \
+            assert {(k[5], k[6]) for k in keys if k[0] == precision and k[1] == "wgmma_tf32"} >= \
                 {(s, f) for s in strategies for f in (False, True)}
     for strategy in (TILE_LOCAL, TWO_STAGE):
         lanes = {p.lanes_per_group for p in CASES if p.group_strategy == strategy}

@@ -10,7 +10,7 @@ Kernels: fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192 (built on the 
 Takes float32 CUDA input of shape (batch, 8192) for any batch.
 Regenerate with: fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "NVIDIA H200"
 
-# lin_gn_lrelu2_i8192_h8192_g512_589a1c38: fused Linear -> GroupNorm -> LeakyReLU -> x + x
+# lin_gn_lrelu2_i8192_h8192_g512_7b9f11d8: fused Linear -> GroupNorm -> LeakyReLU -> x + x
 
 ## What it replaces
 `nn.Linear(8192, 8192)`, `nn.GroupNorm(512, 8192, eps=1e-05)`, `nn.LeakyReLU(0.01)` and `x + x`. PyTorch runs
@@ -27,8 +27,8 @@ parameter column sums, and the two GEMMs.
 - GEMM engine `wgmma_tf32`: sm_90a `wgmma` (TMA bulk copies into a ring of shared-memory stages, one producer
   warp, two consumer warpgroups; the weight is split in registers, x / dz once per call into TF32 planes);
   operands the copy engine cannot read run on the mma.sync engine; tile m128n128s3 (384 threads, tuned on
-  NVIDIA H200). GEMMs of at most 268,435,456 multiply-adds run a compensated fp32 mainloop instead (small
-  problems, where a few ill-conditioned values decide the error).
+  NVIDIA H200). GEMMs of at most 0 multiply-adds run a compensated fp32 mainloop instead (small problems,
+  where a few ill-conditioned values decide the error).
 - GroupNorm (16 channels a group): statistics on the accumulator fragments in registers (a group's channels
   sit in a few lanes: adds and shuffles), output written once.
 - Sizes: input and hidden compiled in; any batch. Backward reads z (the GEMM output, kept in training) and the
@@ -62,7 +62,9 @@ PRECISION = "3xtf32"
 MAINLOOP = "wgmma_tf32"  # the GEMM engine; wgmma_tf32 is built for sm_90a (H100/H200) only
 # GEMMs (batch x hidden x input multiply-adds, the same for all three) up to this size sum compensated and
 # take dz as an fp32 pair: see the plan's exact_max_macs.
-EXACT_MAX_MACS = 268435456
+EXACT_MAX_MACS = 0
+# grad_input sums compensated (dz as a pair) for layers of at most this many inputs: see exact_dx_max_input
+EXACT_DX_MAX_INPUT = 8
 PARTIAL_SLOTS = 0
 Z_ALWAYS = False  # the forward's later kernels read z: it is written even without backward
 STATS_PER_ROW = 512  # float64 statistics kept per row for backward
@@ -100,13 +102,17 @@ class ModelNew(nn.Module):
         keep = torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for _, p in params))
         scalars = (float(self.leaky_relu.negative_slope), )
         eps = float(self.gn.eps)
-        if _OPS is not None:
+        if _OPS is not None and _compiling():
             return _OPS(x, *(p for _, p in params), *scalars, eps, keep)[0]
+        if not keep:  # inference: no graph to record, so no autograd Function (its dispatch costs microseconds)
+            return _forward_impl(x, *(p for _, p in params), *scalars, eps, False)[0]
         return _FusedLayer.apply(x, *(p for _, p in params), *scalars, eps, keep)
 
 
 class _FusedLayer(torch.autograd.Function):
-    """The autograd path on torch without torch.library.custom_op (before 2.4)."""
+    """The eager autograd path: a custom operator's dispatch costs tens of microseconds a call, which a small
+    layer's kernels do not; torch.compile traces the custom operators (_OPS) instead, and torch before 2.4
+    has only this."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, gamma, beta, s0, eps, keep_for_backward):
@@ -132,7 +138,7 @@ def _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward):
     """(out, z, mean, rstd); z is empty unless kept for backward (or the two-stage plan needs it)."""
     kernels = _kernels(x.device)
     batch = x.shape[0]
-    empty = x.new_empty(0)
+    empty = _absent(x)
     out = _new(x, batch, HIDDEN_SIZE)
     # z (the GEMM output with bias) is what backward recomputes everything from; the two-stage and row
     # plans need it in memory anyway.
@@ -155,24 +161,26 @@ def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, 
     stream = _stream(grad_out.device)
     if grad_out.dtype != torch.float32:
         raise TypeError("ModelNew backward expects a float32 gradient, got {}".format(grad_out.dtype))
-    empty = z.new_empty(0)
+    empty = _absent(z)
     dz = _new(z, *z.shape)
-    exact = x.shape[0] * HIDDEN_SIZE * INPUT_SIZE <= EXACT_MAX_MACS
+    macs = x.shape[0] * HIDDEN_SIZE * INPUT_SIZE
+    exact = 0 < macs <= EXACT_MAX_MACS  # every GEMM compensated
+    exact_dx = exact or (INPUT_SIZE <= EXACT_DX_MAX_INPUT and macs <= 1 << 28)  # grad_input compensated
     # dz's rounding remainder matters after the GroupNorm's projection (it cancels); element-wise chains have none
-    dz_lo = _new(z, *z.shape) if exact and HAS_NORM else empty
+    dz_lo = _new(z, *z.shape) if exact_dx and HAS_NORM else empty
     grads = {name: _new(z, HIDDEN_SIZE) for name in ['bias', 'gamma', 'beta']}
     gsums = _new(z, x.shape[0], NUM_GROUPS, 2, dtype=torch.float64) if PRE_PARAMS else \
         _new(z, x.shape[0], ROW_SUMS, dtype=torch.float64) if ROW_SUMS else empty
     kernels.backward_epilogue(grad_out, z, mean, rstd, gamma, beta, [], [s0],
                               dz, dz_lo, grads.get("gamma", empty), grads.get("beta", empty),
                               grads.get("bias", empty), [], gsums, stream)
-    dx, dw = x.new_empty(0), x.new_empty(0)
+    # (outputs: fresh tensors, empty when not asked for; a custom operator's outputs must not alias)
+    dx = _new(x, *x.shape) if need_x else x.new_empty(0)
+    dw = _new(weight, *weight.shape) if need_w else x.new_empty(0)
     if need_x:
-        dx = _new(x, *x.shape)
         kernels.grad_input(dz, dz_lo, weight, dx, stream)
     if need_w:
-        dw = _new(weight, *weight.shape)
-        kernels.grad_weight(dz, dz_lo, x, dw, stream)
+        kernels.grad_weight(dz, dz_lo if exact else empty, x, dw, stream)
     return (dx, dw) + tuple(grads[name] for name in ['bias', 'gamma', 'beta'])
 
 
@@ -243,8 +251,28 @@ def _new(like, *shape, dtype=None):
     return t.fill_(float("nan")) if POISON_OUTPUTS and t.numel() else t
 
 
+_ABSENT = {}
+
+
+def _absent(like):
+    """A 0-element tensor on like's device: what the kernels read as 'no such buffer'. Cached (an allocation costs
+    microseconds a call); only ever passed in, never returned."""
+    key = (like.device, like.dtype)
+    if key not in _ABSENT:
+        _ABSENT[key] = like.new_empty(0)
+    return _ABSENT[key]
+
+
 def _stream(device):
-    return torch.cuda.current_stream(device).cuda_stream
+    if _raw_stream is None or device.index is None:
+        return torch.cuda.current_stream(device).cuda_stream
+    return _raw_stream(device.index)
+
+
+# the current stream's handle without building a Stream object (a few microseconds a call); older torch: above
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+# torch.compile is tracing (the custom operators then stand for the kernels); False on torch without it
+_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -254,7 +282,10 @@ _CUDA_SOURCE = r'''// Generated by fusegen 0.3.0: fg_3xtf32_wgmma_tf32_m128n128s
 // 3xtf32 wgmma_tf32 GEMM, tile m128n128s3 (384 threads, tuned on NVIDIA H200); group width 16: group statistics on the accumulator fragments in registers (a group fits a few lanes)
 // Plain CUDA (no torch headers): compiled by nvcc, called through the C++ binding.
 #include <cuda_runtime.h>
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <type_traits>
 
 // Element types (fusegen/dtypes.py): elem_t the tensors in memory (x, W, bias, parameters, output, gradients,
 // running statistics), compute_t the epilogue's arithmetic and what it keeps between kernels (z, dz), stat_t the
@@ -276,7 +307,8 @@ constexpr int LANES = 16;  // sub-warp that owns one (row, group)
 constexpr int FIXED_N = 8192;
 constexpr int FIXED_K = 8192;
 constexpr int PROMOTE_K = 64;  // restart the running sums every this many k (0: never)
-constexpr long long EXACT_MAX_MACS = 268435456ll;  // small GEMMs: compensated sums
+constexpr long long EXACT_MAX_MACS = 0ll;  // small GEMMs: compensated sums
+constexpr int EXACT_DX_MAX_INPUT = 8;  // grad_input too for so few inputs (0: never)
 constexpr int ROW_THREADS = 256;                  // block size of the per-group and per-column kernels
 constexpr bool HAS_BIAS = true;  // the Linear adds a bias
 constexpr bool GN_AFFINE = true;  // the GroupNorm has weight and bias
@@ -316,6 +348,7 @@ __device__ __forceinline__ double gn_rstd(double m2, int count, float eps) { ret
 // acc[ACC_M][ACC_N] and the tile row / column each element holds (row(i), col(j)), and its mainloop.
 namespace fg {
 struct Simt {
+  static constexpr int TILE_M = BM;  // output tile rows
   static constexpr int BK = 8;  // reduction slice per pipeline stage
   static constexpr int THREADS = BM * BN / 64;  // one 8x8 micro tile per thread
   static constexpr int EPI_THREADS = THREADS;    // the threads that run the epilogue (all of them)
@@ -483,6 +516,67 @@ struct Simt {
 };
 }  // namespace fg
 
+// ---- split-K: several blocks share one output tile, each summing a slice of the reduction ----
+// Small GEMMs have too few output tiles to fill the GPU; split along the reduction they do. Deterministic and
+// free of float atomics: each block stores its partial tile to a workspace plane, counts itself in with an
+// integer atomic, and the block that arrives last adds the planes in slice order 0, 1, ..., S-1 and runs the
+// epilogue. The sum's order never depends on arrival order,
+// so results are bitwise repeatable. The last block also resets its counter for the next launch.
+namespace fg {
+struct SplitK {
+  float* planes;    // S partial tiles per output tile (only when S > 1)
+  int* counters;    // one per output tile, zero between launches
+  int slice;        // reduction length per block (a multiple of SPLIT_GRAIN), the last block's may be shorter
+};
+
+// Slices are whole promotion intervals (and k tiles of every engine), so every block runs the same
+// two-level summation as an unsplit one, over a shorter range.
+constexpr int SPLIT_GRAIN = 64;
+constexpr int MAX_SPLIT = 16;           // partial planes of one GEMM at most
+constexpr int SPLIT_COUNTERS = 4096;    // output tiles a split GEMM may have (per kind of GEMM)
+static_assert(PROMOTE_K == 0 || SPLIT_GRAIN % PROMOTE_K == 0, "a slice must hold whole promotion intervals");
+
+// Called by the threads that hold acc (E::EPI_THREADS, synchronized by E::sync()).
+// True in the block that holds the finished tile (after adding every slice's partial into acc); false in
+// the others, which must then return without touching the output. A partial is stored in fragment order
+// (element e of thread t at e * THREADS + t): coalesced, one base pointer, no bounds checks (rows past the
+// output hold padding nobody reads), so the reduction adds few registers to the mainloop's.
+template <class E>
+__device__ __forceinline__ bool split_k_finish(float (&acc)[E::ACC_M][E::ACC_N], const SplitK& sk) {
+  const int S = gridDim.z;
+  if (S == 1) return true;
+  constexpr int TILE_FLOATS = E::ACC_M * E::ACC_N * E::EPI_THREADS;  // (the threads that hold acc)
+  const int tile = blockIdx.y * gridDim.x + blockIdx.x;
+  float* mine = sk.planes + ((long long)tile * S + blockIdx.z) * TILE_FLOATS + threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < E::ACC_M; ++i)
+#pragma unroll
+    for (int j = 0; j < E::ACC_N; ++j) __stcg(mine + (i * E::ACC_N + j) * E::EPI_THREADS, acc[i][j]);
+  __threadfence();  // this block's partial is visible device-wide before it counts itself in
+  E::sync();
+  __shared__ int last;
+  if (threadIdx.x == 0) {
+    int* counter = sk.counters + tile;
+    last = atomicAdd(counter, 1) == S - 1;
+    if (last) *counter = 0;  // every slice has arrived: ready for the next launch
+  }
+  E::sync();
+  if (!last) return false;
+  __threadfence();  // the others' partials, counted in before ours, are read after the count
+  const float* first = sk.planes + (long long)tile * S * TILE_FLOATS + threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < E::ACC_M; ++i)
+#pragma unroll
+    for (int j = 0; j < E::ACC_N; ++j) {
+      const float* p = first + (i * E::ACC_N + j) * E::EPI_THREADS;
+      float sum = __ldcg(p);  // (this block's own partial too: the same bits it holds)
+      for (int s = 1; s < S; ++s) sum += __ldcg(p + s * TILE_FLOATS);
+      acc[i][j] = sum;
+    }
+  return true;
+}
+}  // namespace fg
+
 // ---- GEMM engine: tensor cores, mma.sync m16n8k8 TF32 (3xtf32), 3-stage cp.async pipeline ----
 // C(m, n) = sum_k A(m, k) * B(k, n) with A(m, k) = A[m*a_sm + k*a_sk] and B(k, n) = B[k*b_sk + n*b_sn].
 // 3xTF32: each fp32 operand is split into big = tf32(x) and small = tf32(x - big) (both rounded to
@@ -498,20 +592,24 @@ namespace fg {
 template <int ROWS, bool K_FAST, int BK>
 constexpr __host__ __device__ int mma_stage_floats() { return K_FAST ? ROWS * (BK + 4) : BK * (ROWS + 8); }
 
-struct Mma {
+// One engine, two tiles: Mma (the plan's tile) and MmaNarrow (TILE_M rows for small batches: a 128-row tile
+// would spend most of its tensor-core work on padding rows). Both share BN and the warp's width, so a row's
+// columns sit in the same lanes for the epilogue.
+template <int TILE_M_, int WARPS_M_, int WARPS_N_, int BK_, int STAGES_>
+struct MmaEngine {
   static constexpr bool SPLIT = true;  // 3xTF32 (else plain TF32)
-  static constexpr int BK = 32, STAGES = 3;
-  static constexpr int WARPS_M = 2, WARPS_N = 4;
+  static constexpr int TILE_M = TILE_M_, BK = BK_, STAGES = STAGES_;
+  static constexpr int WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
   static constexpr int THREADS = 32 * WARPS_M * WARPS_N, EPI_THREADS = THREADS;
   static __device__ __forceinline__ void sync() { __syncthreads(); }  // the epilogue's barrier
-  static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;  // a warp's tile
+  static constexpr int WM = TILE_M / WARPS_M, WN = BN / WARPS_N;  // a warp's tile
   static constexpr int MT = WM / 16, NT = WN / 8;             // its grid of m16n8 mma tiles
   static constexpr int ACC_M = 2 * MT, ACC_N = 2 * NT;        // accumulator fragment per thread
   static constexpr int PROMOTE_TILES = PROMOTE_K / BK;        // 0: the tensor cores accumulate over all of K
   static_assert(PROMOTE_TILES * BK == PROMOTE_K, "the k tile must divide the promotion interval");
   static_assert(THREADS % LANES == 0, "a sub-warp must not straddle blocks");
-  static constexpr int SMEM_FLOATS = STAGES * (mma_stage_floats<BM, true, BK>() > mma_stage_floats<BM, false, BK>()
-                                                   ? mma_stage_floats<BM, true, BK>() : mma_stage_floats<BM, false, BK>())
+  static constexpr int SMEM_FLOATS = STAGES * (mma_stage_floats<TILE_M, true, BK>() > mma_stage_floats<TILE_M, false, BK>()
+                                                   ? mma_stage_floats<TILE_M, true, BK>() : mma_stage_floats<TILE_M, false, BK>())
                                    + STAGES * (mma_stage_floats<BN, true, BK>() > mma_stage_floats<BN, false, BK>()
                                                    ? mma_stage_floats<BN, true, BK>() : mma_stage_floats<BN, false, BK>());
   static constexpr int FORWARD_MIN_BLOCKS = 1;
@@ -618,8 +716,8 @@ struct Mma {
                                                   const float* __restrict__ B, long long b_sk, long long b_sn,
                                                   int M, int N, int K, int m0, int n0) {
     static_assert(!EXACT, "compensated sums run on the SIMT engine");
-    constexpr int A_STAGE = mma_stage_floats<BM, A_K_FAST, BK>(), B_STAGE = mma_stage_floats<BN, B_K_FAST, BK>();
-    constexpr int A_STRIDE = A_K_FAST ? BK + 4 : BM + 8, B_STRIDE = B_K_FAST ? BK + 4 : BN + 8;
+    constexpr int A_STAGE = mma_stage_floats<TILE_M, A_K_FAST, BK>(), B_STAGE = mma_stage_floats<BN, B_K_FAST, BK>();
+    constexpr int A_STRIDE = A_K_FAST ? BK + 4 : TILE_M + 8, B_STRIDE = B_K_FAST ? BK + 4 : BN + 8;
     float* As = smem;
     float* Bs = smem + STAGES * A_STAGE;
     constexpr int PROMOTED = PROMOTE_TILES ? 1 : 0;
@@ -637,7 +735,7 @@ struct Mma {
     auto fetch = [&](int kt) {
       if (kt < k_tiles) {
         const int s = kt % STAGES;
-        load_stage<BM, A_K_FAST, VEC>(As + s * A_STAGE, A, a_sm, a_sk, M, K, m0, kt * BK);
+        load_stage<TILE_M, A_K_FAST, VEC>(As + s * A_STAGE, A, a_sm, a_sk, M, K, m0, kt * BK);
         load_stage<BN, B_K_FAST, VEC>(Bs + s * B_STAGE, B, b_sn, b_sk, N, K, n0, kt * BK);
       }
       cp_async_commit();
@@ -707,6 +805,8 @@ struct Mma {
     }
   }
 };
+using Mma = MmaEngine<128, 2, 4, 32, 3>;
+using MmaNarrow = MmaEngine<32, 1, 4, 32, 3>;
 }  // namespace fg
 
 // ---- GEMM engine: sm_90a wgmma TF32 (3xtf32), TMA + mbarrier pipeline of 3 stages, warp-specialized ----
@@ -735,6 +835,7 @@ struct Wgmma {
   static constexpr int STAGES = 3;
   static constexpr int CONSUMERS = BN / 64;  // consumer warpgroups, 64 output columns each
   static constexpr int THREADS = 128 * (CONSUMERS + 1), EPI_THREADS = 128 * CONSUMERS;  // producer: the last
+  static constexpr int TILE_M = BM;  // output tile rows
   static constexpr int ACC_M = BM / 4, ACC_N = 2;  // a thread's fragment: BM/4 rows x 2 columns
   static constexpr int P_BYTES = BM * BK * 4, R_BYTES = BN * BK * 4;  // one stage of one plane
   static constexpr int STAGE_BYTES = (SPLIT ? 2 : 1) * P_BYTES + R_BYTES;
@@ -895,7 +996,7 @@ struct Wgmma {
   // two branches of one if/else: ptxas then gives each side its own register budget (setmaxnreg).
   template <bool R_K_FAST>
   static __device__ __forceinline__ void produce(const Ring& q, const CUtensorMap& p_hi, const CUtensorMap& p_lo,
-                                                 const CUtensorMap& r, int K, int m0, int n0) {
+                                                 const CUtensorMap& r, int k0, int K, int m0, int n0) {
 #ifndef FG_NO_WGMMA
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
 #endif
@@ -906,14 +1007,15 @@ struct Wgmma {
       if (kt >= STAGES) bar_wait(q.empty + s, ((kt / STAGES) + 1) & 1);  // its previous round was consumed
       char* stage = q.stages + s * STAGE_BYTES;
       bar_expect_bytes(q.full + s, STAGE_BYTES);  // out-of-bounds parts of a box count too (zero-filled)
-      tma_load(stage, p_hi, q.full + s, kt * BK, m0);
-      if (SPLIT) tma_load(stage + P_BYTES, p_lo, q.full + s, kt * BK, m0);
+      const int k = k0 + kt * BK;  // (a split-K slice is whole k tiles: a box never reaches the next slice)
+      tma_load(stage, p_hi, q.full + s, k, m0);
+      if (SPLIT) tma_load(stage + P_BYTES, p_lo, q.full + s, k, m0);
       char* rs = stage + (SPLIT ? 2 : 1) * P_BYTES;
       if (R_K_FAST) {
-        tma_load(rs, r, q.full + s, kt * BK, n0);
+        tma_load(rs, r, q.full + s, k, n0);
       } else {
 #pragma unroll
-        for (int b = 0; b < BN / 32; ++b) tma_load(rs + b * 32 * 128, r, q.full + s, n0 + 32 * b, kt * BK);
+        for (int b = 0; b < BN / 32; ++b) tma_load(rs + b * 32 * 128, r, q.full + s, n0 + 32 * b, k);
       }
     }
   }
@@ -1142,16 +1244,16 @@ static long long split_scratch(long long rows, long long cols, bool split) {
 // store) cross the threads' fragments. BM/2 rows at a time keep it under 48 KB of shared memory.
 namespace fg {
 constexpr int CS_STRIDE = BN + 1;  // odd stride: a sub-warp reading one row's channels hits distinct banks
-constexpr int EPILOGUE_SMEM_FLOATS = (BM / 2) * CS_STRIDE;
+constexpr int EPILOGUE_SMEM_FLOATS = (BM / 2) * CS_STRIDE;  // the largest engine's tile (BM rows)
 
-// acc (+ bias[col] when bias is given) for rows [half*BM/2, (half+1)*BM/2) of the tile into Cs[BM/2][CS_STRIDE].
+// acc (+ bias[col] when bias is given) for rows [half*TILE_M/2, (half+1)*TILE_M/2) of the tile into Cs.
 template <class E>
 __device__ __forceinline__ void stage_half(const float (&acc)[E::ACC_M][E::ACC_N], float* Cs, int half,
                                            const float* __restrict__ bias, int N, int n0) {
 #pragma unroll
   for (int i = 0; i < E::ACC_M; ++i) {
-    const int r = E::row(i) - half * (BM / 2);  // row inside the half
-    if (r < 0 || r >= BM / 2) continue;
+    const int r = E::row(i) - half * (E::TILE_M / 2);  // row inside the half
+    if (r < 0 || r >= E::TILE_M / 2) continue;
 #pragma unroll
     for (int j = 0; j < E::ACC_N; ++j) {
       const int c = E::col(j), col = n0 + c;
@@ -1167,7 +1269,7 @@ template <class E>
 __device__ __forceinline__ void store_tile(const float (&acc)[E::ACC_M][E::ACC_N], float* smem,
                                            float* __restrict__ C, long long ldc, int M, int N, int m0, int n0,
                                            bool add) {
-  constexpr int HALF = BM / 2;
+  constexpr int HALF = E::TILE_M / 2;
   for (int half = 0; half < 2; ++half) {
     E::sync();  // the mainloop's, or the previous half's, readers are done with shared memory
     stage_half<E>(acc, smem, half, nullptr, N, n0);
@@ -1417,7 +1519,7 @@ static_assert(BN % GW == 0, "tile-local GroupNorm needs whole groups in a tile")
 template <class E>
 __device__ __forceinline__ void gn_epilogue_smem(const float (&acc)[E::ACC_M][E::ACC_N], float* smem,
                                                  const ForwardArgs& a, int M, int N, int m0, int n0) {
-  constexpr int GROUPS_PER_TILE = BN / GW, HALF = BM / 2;
+  constexpr int GROUPS_PER_TILE = BN / GW, HALF = E::TILE_M / 2;
   constexpr int SUBWARPS = E::EPI_THREADS / LANES, PAIRS = HALF * GROUPS_PER_TILE;
   const int G = N / GW;
   const int lane = threadIdx.x % LANES, sw = threadIdx.x / LANES;
@@ -1564,6 +1666,9 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_cols_kernel(BackwardA
 // `scratch` (scratch_floats(M, N, K) floats, or nullptr when that is 0) holds operands prepared for an engine.
 namespace fg {
 long long scratch_floats(int M, int N, int K);
+// The schedule a GEMM of rows x cols outputs over `reduce` gets (tma: the wgmma engine can read its raw
+// operand): engine 0 compensated SIMT, 1 the plan's tile, 2 the narrow tile, 3 wgmma; split-K slices.
+void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice);
 // chan: NCHAN pointers to the stages' per-channel parameters; scalars: NSCALAR stage constants (host arrays).
 // bias, gamma, beta (and dbias, dgamma, dbeta) are nullptr where the layer has no such parameter.
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
@@ -1586,7 +1691,8 @@ const char* grad_weight(const compute_t* dz, const compute_t* dz_lo, const elem_
 
 // ---- kernels and their host launchers ----
 namespace fg {
-// GEMMs above EXACT_MAX_MACS run on the main engine; the compensated small ones on the SIMT engine.
+// Each GEMM's engine and split-K slices are chosen per call (schedule()); GEMMs of at most EXACT_MAX_MACS
+// (when the plan has any) run compensated on the SIMT engine.
 // The wgmma engine takes the GEMMs whose raw operand the copy engine can read (tma_ok); mma.sync the rest.
 using Main = Mma;
 template <class E>
@@ -1595,43 +1701,55 @@ __host__ __device__ constexpr int smem_bytes() {  // dynamic: over the 48 KB sta
 }
 constexpr bool EVEN_K_FORWARD = FIXED_K > 0 && FIXED_K % Simt::BK == 0;
 
-// Blocks walk m fastest: the blocks in flight at once share W's tiles (the big operand) in L2.
+// Blocks walk m fastest: the blocks in flight at once share W's tiles (the big operand) in L2. blockIdx.z is
+// the split-K slice (split_k.cuh): the block sums k in [z * slice, min(K, (z + 1) * slice)).
 // E: the engine; EXACT: compensated sums (SIMT); VEC: 16-byte copies (tensor-core engine, aligned operands).
 template <class E, bool EXACT, bool VEC>
-__global__ void __launch_bounds__(E::THREADS, EXACT ? 1 : E::FORWARD_MIN_BLOCKS) linear_gn_forward_kernel(ForwardArgs a) {
+__global__ void __launch_bounds__(E::THREADS, EXACT ? 1 : E::FORWARD_MIN_BLOCKS) linear_gn_forward_kernel(ForwardArgs a,
+                                                                                                          SplitK sk) {
   extern __shared__ __align__(16) float smem[];
   const int N = FIXED_N ? FIXED_N : a.N, K = FIXED_K ? FIXED_K : a.K;
-  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int m0 = blockIdx.x * E::TILE_M, n0 = blockIdx.y * BN;
+  const int k0 = blockIdx.z * sk.slice, k_len = min(sk.slice, K - k0);
   float acc[E::ACC_M][E::ACC_N];
   // z[m, n] = sum_k x[m, k] * W[n, k]: both operands are k-contiguous.
-  E::template mainloop<true, true, EVEN_K_FORWARD, EXACT, VEC>(acc, smem, a.x, a.sx0, a.sx1, a.w, a.sw1, a.sw0,
-                                                              a.M, N, K, m0, n0);
+  E::template mainloop<true, true, EVEN_K_FORWARD, EXACT, VEC>(acc, smem, a.x + k0 * a.sx1, a.sx0, a.sx1,
+                                                              a.w + k0 * a.sw1, a.sw1, a.sw0, a.M, N, k_len, m0, n0);
+  if (!split_k_finish<E>(acc, sk)) return;
   if constexpr (EXACT) gn_epilogue_smem<E>(acc, smem, a, a.M, N, m0, n0);
   else gn_epilogue_fragment<E>(acc, a, a.M, N, m0, n0);
 }
 
 // The backward GEMMs store their result, or add it to the output (add: for the dz_lo pass, see grad_input).
 template <class E, bool EXACT, bool VEC>
-__global__ void __launch_bounds__(E::THREADS, 1) grad_input_kernel(const float* __restrict__ dz, const float* __restrict__ w,
-                                                                long long sw0, long long sw1, float* __restrict__ dx,
-                                                                int M, int N, int K, bool add) {
+__global__ void __launch_bounds__(E::THREADS, 1) grad_input_kernel(SplitK sk, const float* __restrict__ dz,
+                                                                const float* __restrict__ w, long long sw0,
+                                                                long long sw1, float* __restrict__ dx, int M, int N,
+                                                                int K, bool add) {
   extern __shared__ __align__(16) float smem[];
-  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int m0 = blockIdx.x * E::TILE_M, n0 = blockIdx.y * BN;
+  const int r0 = blockIdx.z * sk.slice, r_len = min(sk.slice, N - r0);
   float acc[E::ACC_M][E::ACC_N];
   // dx[m, k] = sum_n dz[m, n] * W[n, k]: GEMM (M x K) over the reduction index n.
-  E::template mainloop<true, false, false, EXACT, VEC>(acc, smem, dz, N, 1, w, sw0, sw1, M, K, N, m0, n0);
+  E::template mainloop<true, false, false, EXACT, VEC>(acc, smem, dz + r0, N, 1, w + r0 * sw0, sw0, sw1, M, K,
+                                                       r_len, m0, n0);
+  if (!split_k_finish<E>(acc, sk)) return;
   store_tile<E>(acc, smem, dx, K, M, K, m0, n0, add);
 }
 
 template <class E, bool EXACT, bool VEC>
-__global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(const float* __restrict__ dz, const float* __restrict__ x,
-                                                                 long long sx0, long long sx1, float* __restrict__ dw,
-                                                                 int M, int N, int K, bool add) {
+__global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(SplitK sk, const float* __restrict__ dz,
+                                                                 const float* __restrict__ x, long long sx0,
+                                                                 long long sx1, float* __restrict__ dw, int M, int N,
+                                                                 int K, bool add) {
   extern __shared__ __align__(16) float smem[];
-  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int m0 = blockIdx.x * E::TILE_M, n0 = blockIdx.y * BN;
+  const int r0 = blockIdx.z * sk.slice, r_len = min(sk.slice, M - r0);
   float acc[E::ACC_M][E::ACC_N];
   // dW[n, k] = sum_m dz[m, n] * x[m, k]: GEMM (N x K) over the batch index m.
-  E::template mainloop<false, false, false, EXACT, VEC>(acc, smem, dz, 1, N, x, sx0, sx1, N, K, M, m0, n0);
+  E::template mainloop<false, false, false, EXACT, VEC>(acc, smem, dz + (long long)r0 * N, 1, N, x + r0 * sx0, sx0,
+                                                        sx1, N, K, r_len, m0, n0);
+  if (!split_k_finish<E>(acc, sk)) return;
   store_tile<E>(acc, smem, dw, K, N, K, m0, n0, add);
 }
 
@@ -1640,16 +1758,18 @@ __global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(const float*
 __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_forward_kernel(const __grid_constant__ CUtensorMap p_hi,
                                                                           const __grid_constant__ CUtensorMap p_lo,
                                                                           const __grid_constant__ CUtensorMap r,
-                                                                          ForwardArgs a) {
+                                                                          ForwardArgs a, SplitK sk) {
   extern __shared__ __align__(16) float smem[];
   const int N = FIXED_N ? FIXED_N : a.N, K = FIXED_K ? FIXED_K : a.K;
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int k0 = blockIdx.z * sk.slice, k_len = min(sk.slice, K - k0);
   const Wgmma::Ring q = Wgmma::ring(smem);
   if (threadIdx.x >= Wgmma::EPI_THREADS) {
-    Wgmma::produce<true>(q, p_hi, p_lo, r, K, m0, n0);
+    Wgmma::produce<true>(q, p_hi, p_lo, r, k0, k_len, m0, n0);
   } else {
     float acc[Wgmma::ACC_M][Wgmma::ACC_N];
-    Wgmma::consume<true>(q, acc, K);
+    Wgmma::consume<true>(q, acc, k_len);
+    if (!split_k_finish<Wgmma>(acc, sk)) return;
     gn_epilogue_fragment_rows<Wgmma>(acc, a, a.M, N, m0, n0);
   }
 }
@@ -1660,15 +1780,17 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __
                                                                         const __grid_constant__ CUtensorMap p_lo,
                                                                         const __grid_constant__ CUtensorMap r,
                                                                         float* __restrict__ C, int rows, int cols,
-                                                                        int reduce) {
+                                                                        int reduce, SplitK sk) {
   extern __shared__ __align__(16) float smem[];
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int k0 = blockIdx.z * sk.slice, k_len = min(sk.slice, reduce - k0);
   const Wgmma::Ring q = Wgmma::ring(smem);
   if (threadIdx.x >= Wgmma::EPI_THREADS) {
-    Wgmma::produce<false>(q, p_hi, p_lo, r, reduce, m0, n0);
+    Wgmma::produce<false>(q, p_hi, p_lo, r, k0, k_len, m0, n0);
   } else {
     float acc[Wgmma::ACC_M][Wgmma::ACC_N];
-    Wgmma::consume<false>(q, acc, reduce);
+    Wgmma::consume<false>(q, acc, k_len);
+    if (!split_k_finish<Wgmma>(acc, sk)) return;
     store_fragments<Wgmma>(acc, C, cols, rows, cols, m0, n0);
   }
 }
@@ -1678,12 +1800,20 @@ static const char* last_error() {
   return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
 }
 
-static bool exact_for(long long M, long long N, long long K) { return M * N * K <= EXACT_MAX_MACS; }
+// EXACT_MAX_MACS == 0: no GEMM of this module sums compensated
+static bool exact_for(long long M, long long N, long long K) { return EXACT_MAX_MACS > 0 && M * N * K <= EXACT_MAX_MACS; }
+// grad_input (M x K over N) after a GroupNorm, with few inputs: dx cancels (see the plan's exact_dx_max_input)
+static bool exact_dx_for(long long M, long long N, long long K) {
+  return exact_for(M, N, K) || (K <= EXACT_DX_MAX_INPUT && M * N * K <= (1ll << 28));
+}
 
-// Launch a kernel of engine E, after allowing its shared memory (kernels over 48 KB must say so, once per
-// process and device; repeating it is cheap).
+// Launch a kernel of engine E on `slices` x the output tiles of rows x cols, after allowing its shared memory
+// (kernels over 48 KB must say so, once per process and device; repeating it is cheap).
 template <class E, typename Kernel, typename... Args>
-static const char* launch(Kernel kernel, dim3 grid, cudaStream_t s, Args... args) {
+static const char* launch(Kernel kernel, int rows, int cols, int slices, cudaStream_t s, Args... args) {
+  const long long tiles_n = (cols + BN - 1) / BN;
+  if (tiles_n > 65535) return "too many output columns for one launch (more than 65535 column tiles)";
+  const dim3 grid((unsigned)((rows + E::TILE_M - 1) / E::TILE_M), (unsigned)tiles_n, (unsigned)slices);
   constexpr int bytes = smem_bytes<E>();
   if (bytes > 48 * 1024) {
     const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
@@ -1693,10 +1823,106 @@ static const char* launch(Kernel kernel, dim3 grid, cudaStream_t s, Args... args
   return last_error();
 }
 
-static const char* gemm_grid(int rows, int cols, dim3* grid) {
-  const long long tiles_n = (cols + BN - 1) / BN;
-  if (tiles_n > 65535) return "too many output columns for one launch (more than 65535 column tiles)";
-  *grid = dim3((unsigned)((rows + BM - 1) / BM), (unsigned)tiles_n);
+// ---- schedules: the engine and the split-K slices of one GEMM, chosen per call from its sizes ----
+// The batch is a run-time value, so the choice is too: every engine below is compiled into this module.
+enum class Engine { Exact, Main, Narrow, Wgmma };  // (api.h's numbers)
+struct Schedule {
+  Engine engine;
+  int split;          // split-K slices (1: none)
+  int slice;          // reduction length per slice
+  long long planes;   // floats of split-K partial tiles (0 unless split)
+};
+constexpr int NARROW_MAX_ROWS = 64;  // GEMMs with at most this many rows: narrow tiles
+
+// Measurement overrides, read once (unset: the rules below): FUSEGEN_MAX_SPLIT caps the split-K slices (1: no
+// split-K), FUSEGEN_NARROW_MAX_ROWS the rows that get the narrow tile (0: never), FUSEGEN_WGMMA_MIN_TILES the
+// output tiles from which wgmma runs. For benchmarks comparing schedules without a rebuild.
+static long long env_or(const char* name, long long fallback) {
+  const char* v = getenv(name);
+  return v && *v ? atoll(v) : fallback;
+}
+static const long long MAX_SPLIT_NOW = env_or("FUSEGEN_MAX_SPLIT", MAX_SPLIT);
+static const long long NARROW_ROWS_NOW = env_or("FUSEGEN_NARROW_MAX_ROWS", NARROW_MAX_ROWS);
+
+static int sm_count() {
+  static int count[64] = {};
+  int d = 0;
+  cudaGetDevice(&d);
+  if (d < 0 || d >= 64) return 132;
+  if (!count[d]) cudaDeviceGetAttribute(&count[d], cudaDevAttrMultiProcessorCount, d);
+  return count[d] > 0 ? count[d] : 132;
+}
+
+template <class E>
+static long long tile_count(long long rows, long long cols) {
+  return ((rows + E::TILE_M - 1) / E::TILE_M) * ((cols + BN - 1) / BN);
+}
+
+// Fewer tiles than SMs leave the GPU idle: split the reduction so the blocks fill it, each slice whole
+// SPLIT_GRAIN lengths and at least two of them (a slice must be worth its partial tile).
+template <class E>
+static Schedule split_schedule(Engine engine, long long rows, long long cols, long long reduce) {
+  const long long tiles = tile_count<E>(rows, cols);
+  const long long sms = sm_count();
+  long long split = 1;
+  if (tiles < sms && tiles <= SPLIT_COUNTERS) {
+    split = (sms + tiles - 1) / tiles;
+    split = split < MAX_SPLIT_NOW ? split : MAX_SPLIT_NOW;
+    const long long by_length = reduce / (2 * SPLIT_GRAIN);
+    split = split < by_length ? split : by_length;
+  }
+  if (split <= 1) return {engine, 1, (int)reduce, 0};
+  long long slice = (reduce + split - 1) / split;
+  slice = (slice + SPLIT_GRAIN - 1) / SPLIT_GRAIN * SPLIT_GRAIN;
+  split = (reduce + slice - 1) / slice;
+  return {engine, (int)split, (int)slice, split * tiles * E::ACC_M * E::ACC_N * E::THREADS};
+}
+
+// rows x cols outputs, each a sum over `reduce`; tma: the wgmma engine can read the raw operand.
+static Schedule schedule(long long rows, long long cols, long long reduce, bool tma) {
+  if (exact_for(rows, cols, reduce)) return {Engine::Exact, 1, (int)reduce, 0};
+  if (rows <= NARROW_ROWS_NOW) return split_schedule<MmaNarrow>(Engine::Narrow, rows, cols, reduce);
+  // wgmma is the faster engine per SM, mma.sync split-K the one that fills the GPU: wgmma from half a wave.
+  // wgmma is the faster engine per SM (about twice mma.sync's rate); split-K fills the GPU with it.
+  static const long long wgmma_min_tiles = env_or("FUSEGEN_WGMMA_MIN_TILES", 1);
+  if (tma && tile_count<Wgmma>(rows, cols) >= wgmma_min_tiles)
+    return split_schedule<Wgmma>(Engine::Wgmma, rows, cols, reduce);
+  (void)tma;
+  return split_schedule<Main>(Engine::Main, rows, cols, reduce);
+}
+
+void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice) {
+  const Schedule sc = schedule(rows, cols, reduce, tma);
+  *engine = static_cast<int>(sc.engine);
+  *split = sc.split;
+  *slice = sc.slice;
+}
+
+// Floats of scratch a schedule needs: the split-K partial tiles, or for wgmma the pre-split operand planes of
+// P (p_rows x p_cols).
+static long long schedule_scratch(const Schedule& sc, long long p_rows, long long p_cols) {
+  if (sc.engine == Engine::Wgmma) return split_scratch(p_rows, p_cols, Wgmma::SPLIT) + sc.planes;
+  (void)p_rows; (void)p_cols;
+  return sc.planes;
+}
+
+// The split-K counters: one per output tile per kind of GEMM (forward, grad_input, grad_weight), zero
+// between launches (each launch's last blocks reset theirs). Allocated once per device. `planes`: where the
+// partial tiles go in scratch (after the wgmma engine's operand planes).
+static const char* split_k(const Schedule& sc, int kind, float* planes, SplitK* sk) {
+  *sk = SplitK{planes, nullptr, sc.slice};
+  if (sc.split == 1) return nullptr;
+  static int* counters[64] = {};
+  int d = 0;
+  if (cudaGetDevice(&d) != cudaSuccess || d < 0 || d >= 64) return "split-K: no usable current device";
+  if (!counters[d]) {
+    int* c = nullptr;
+    if (cudaMalloc(&c, 3 * SPLIT_COUNTERS * sizeof(int)) != cudaSuccess) return "split-K: cannot allocate counters";
+    if (cudaMemset(c, 0, 3 * SPLIT_COUNTERS * sizeof(int)) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
+      return "split-K: cannot clear counters";
+    counters[d] = c;
+  }
+  sk->counters = counters[d] + kind * SPLIT_COUNTERS;
   return nullptr;
 }
 
@@ -1707,16 +1933,24 @@ static bool vec_ok(const float* X, long long s_r, long long s_k, bool k_fast) {
   return reinterpret_cast<uintptr_t>(X) % 16 == 0 && inner == 1 && outer % 4 == 0;
 }
 
-// The backward GEMMs' launch sequence. Above EXACT_MAX_MACS: the main engine. At or below: with dz_lo, its
-// product (plain fp32: it is ~2^-24 of the total) on the main engine, then dz's compensated on the SIMT engine,
-// added to it: two launches, so that one kernel never holds both passes' state (it would spill).
-template <typename MainKernel, typename ExactKernel, typename... Rest>
-static const char* launch_backward(MainKernel main_kernel, ExactKernel exact_kernel, dim3 grid, cudaStream_t s,
-                                   bool exact, const float* dz, const float* dz_lo, Rest... rest) {
-  if (!exact) return launch<Main>(main_kernel, grid, s, dz, rest..., false);
-  if (dz_lo)
-    if (const char* err = launch<Main>(main_kernel, grid, s, dz_lo, rest..., false)) return err;
-  return launch<Simt>(exact_kernel, grid, s, dz, rest..., dz_lo != nullptr);
+// The backward GEMMs' launch sequence. Exact: with dz_lo, its product (plain fp32: it is ~2^-24 of the total) on
+// the main engine, then dz's compensated on the SIMT engine, added to it: two launches, so that one kernel
+// never holds both passes' state (it would spill). Otherwise the schedule's engine, split-K as it says.
+template <typename MainKernel, typename NarrowKernel, typename ExactKernel, typename... Rest>
+static const char* launch_backward(const Schedule& sc, const SplitK& sk, MainKernel main_kernel,
+                                   NarrowKernel narrow_kernel, ExactKernel exact_kernel, int rows, int cols,
+                                   cudaStream_t s, const float* dz, const float* dz_lo, Rest... rest) {
+  if constexpr (!std::is_same<ExactKernel, std::nullptr_t>::value) {  // (nullptr: the plan compiles none)
+    if (sc.engine == Engine::Exact) {
+      const SplitK none{nullptr, nullptr, sk.slice};
+      if (dz_lo)
+        if (const char* err = launch<Main>(main_kernel, rows, cols, 1, s, none, dz_lo, rest..., false)) return err;
+      return launch<Simt>(exact_kernel, rows, cols, 1, s, none, dz, rest..., dz_lo != nullptr);
+    }
+  }
+  if (sc.engine == Engine::Narrow)
+    return launch<MmaNarrow>(narrow_kernel, rows, cols, sc.split, s, sk, dz, rest..., false);
+  return launch<Main>(main_kernel, rows, cols, sc.split, s, sk, dz, rest..., false);
 }
 
 // The stages' parameters as one kernel argument (constant memory): pointers and scalars from the host arrays.
@@ -1727,26 +1961,34 @@ static StageArgs stage_args(const elem_t* const* chan, const float* scalars) {
   return st;
 }
 
-// A main-engine kernel, in its 16-byte-copy form when the operands allow it and the engine has one.
-#define FG_MAIN_KERNEL(kernel, vec) ((vec) ? kernel<Main, false, Main::VEC_COPIES> : kernel<Main, false, false>)
+// A kernel of engine E, in its 16-byte-copy form when the operands allow it and the engine has one.
+#define FG_KERNEL(kernel, E, vec) ((vec) ? kernel<E, false, E::VEC_COPIES> : kernel<E, false, false>)
+#define FG_MAIN_KERNEL(kernel, vec) FG_KERNEL(kernel, Main, vec)
+#define FG_EXACT_KERNEL(kernel) nullptr  // only grad_input is ever compensated in this plan
+#define FG_EXACT_DX_KERNEL(kernel) kernel<Simt, true, false>
+#define FG_NARROW_KERNEL(kernel, vec) FG_KERNEL(kernel, MmaNarrow, vec)
 
+// The three GEMMs' schedules: forward z (M x N over K), grad_input dx (M x K over N), grad_weight dW (N x K
+// over M); scratch covers the largest, whether or not the wgmma engine can read the operands.
 long long scratch_floats(int M, int N, int K) {
-  // the pre-split planes: x (forward), dz (grad_input), dz^T (grad_weight)
-  const long long a = split_scratch(M, K, Wgmma::SPLIT), b = split_scratch(M, N, Wgmma::SPLIT),
-                  c = split_scratch(N, M, Wgmma::SPLIT);
-  return a > b ? (a > c ? a : c) : (b > c ? b : c);
+  long long most = 0;
+  const long long need[6] = {schedule_scratch(schedule(M, N, K, true), M, K), schedule_scratch(schedule(M, N, K, false), M, K),
+                             schedule_scratch(schedule(M, K, N, true), M, N), schedule_scratch(schedule(M, K, N, false), M, N),
+                             schedule_scratch(schedule(N, K, M, true), N, M), schedule_scratch(schedule(N, K, M, false), N, M)};
+  for (long long n : need) most = n > most ? n : most;
+  return most;
 }
 
 // A wgmma GEMM over pre-split P and raw R (tensor maps built here, per call: they hold the pointers).
 template <bool R_K_FAST, typename Kernel, typename... Args>
-static const char* launch_wgmma(Kernel kernel, dim3 grid, cudaStream_t s, const float* p_hi, const float* p_lo,
+static const char* launch_wgmma(Kernel kernel, int slices, cudaStream_t s, const float* p_hi, const float* p_lo,
                                 int p_rows, int reduce, int p_ld, const float* r, long long r_rows, long long r_cols,
                                 long long r_ld, Args... args) {
   CUtensorMap maps[3];
   if (const char* err = tensor_map(&maps[0], p_hi, p_rows, reduce, p_ld, BM)) return err;
   if (const char* err = tensor_map(&maps[1], p_lo ? p_lo : p_hi, p_rows, reduce, p_ld, BM)) return err;
   if (const char* err = tensor_map(&maps[2], r, r_rows, r_cols, r_ld, R_K_FAST ? BN : 32)) return err;
-  return launch<Wgmma>(kernel, grid, s, maps[0], maps[1], maps[2], args...);
+  return launch<Wgmma>(kernel, p_rows, R_K_FAST ? r_rows : r_cols, slices, s, maps[0], maps[1], maps[2], args...);
 }
 
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
@@ -1759,19 +2001,27 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
   const ForwardArgs a{x, sx0, sx1, w, sw0, sw1, bias, gamma, beta, out, z, mean, rstd,
                       reinterpret_cast<double2*>(partials), M, N, K, eps, stage_args(chan, scalars)};
   cudaStream_t s = static_cast<cudaStream_t>(stream);
-  dim3 grid;
-  if (const char* err = gemm_grid(M, N, &grid)) return err;
   const bool vec = vec_ok(x, sx0, sx1, true) && vec_ok(w, sw0, sw1, true);
-  if (!exact_for(M, N, K) && tma_ok(w, sw0, sw1)) {
-    float *hi, *lo;
-    int ld;
-    if (const char* err = split_operand(x, sx0, sx1, M, K, false, Wgmma::SPLIT, scratch, &hi, &lo, &ld, s)) return err;
-    if (const char* err = launch_wgmma<true>(wgmma_forward_kernel, grid, s, hi, lo, M, K, ld, w, N, K, sw0, a))
-      return err;
-  } else
-  if (const char* err = exact_for(M, N, K) ? launch<Simt>(linear_gn_forward_kernel<Simt, true, false>, grid, s, a)
-                                           : launch<Main>(FG_MAIN_KERNEL(linear_gn_forward_kernel, vec), grid, s, a))
-    return err;
+  const Schedule sc = schedule(M, N, K, tma_ok(w, sw0, sw1));
+  SplitK sk;
+  if (const char* err = split_k(sc, 0, scratch, &sk)) return err;
+  const char* err = nullptr;
+  switch (sc.engine) {
+    case Engine::Wgmma: {
+      float *hi, *lo;
+      int ld;
+      if (sc.split > 1) err = split_k(sc, 0, scratch + split_scratch(M, K, Wgmma::SPLIT), &sk);
+      if (!err) err = split_operand(x, sx0, sx1, M, K, false, Wgmma::SPLIT, scratch, &hi, &lo, &ld, s);
+      if (!err) err = launch_wgmma<true>(wgmma_forward_kernel, sc.split, s, hi, lo, M, K, ld, w, N, K, sw0, a, sk);
+      break;
+    }
+    case Engine::Narrow:
+      err = launch<MmaNarrow>(FG_NARROW_KERNEL(linear_gn_forward_kernel, vec), M, N, sc.split, s, a, sk);
+      break;
+    default:
+      err = launch<Main>(FG_MAIN_KERNEL(linear_gn_forward_kernel, vec), M, N, sc.split, s, a, sk);
+  }
+  if (err) return err;
   return last_error();
 }
 
@@ -1794,48 +2044,53 @@ const char* backward_epilogue(const elem_t* grad_out, long long sg0, long long s
   return last_error();
 }
 
-// dz_lo may be nullptr; it must be when the GEMM is above EXACT_MAX_MACS (the module asks for it under the
-// same rule). See launch_backward for how dz + dz_lo are multiplied.
+// dz_lo may be nullptr; it must be when the GEMM is not exact (the module asks for it under the same rule).
+// See launch_backward for how dz + dz_lo are multiplied.
 const char* grad_input(const compute_t* dz, const compute_t* dz_lo, const elem_t* w, long long sw0, long long sw1,
                        elem_t* dx, float* scratch, int M, int N, int K, void* stream) {
   if (M == 0 || K == 0) return nullptr;
-  const bool exact = exact_for(M, N, K);
-  if (dz_lo && !exact) return "dz_lo given for a GEMM above EXACT_MAX_MACS";
-  dim3 grid;
-  if (const char* err = gemm_grid(M, K, &grid)) return err;
+  const Schedule sc = exact_dx_for(M, N, K) ? Schedule{Engine::Exact, 1, N, 0}
+                                            : schedule(M, K, N, tma_ok(w, sw0, sw1));
+  if (dz_lo && sc.engine != Engine::Exact) return "dz_lo given for a GEMM that is not compensated";
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   // dz (M, N) k-fast with row stride N; W (N, K) n-fast: its contiguous index is the output column k.
-  if (!exact && tma_ok(w, sw0, sw1)) {  // P = dz (M x N), R = W (N x K): dx (M x K)
+  if (sc.engine == Engine::Wgmma) {  // P = dz (M x N), R = W (N x K): dx (M x K)
     float *hi, *lo;
     int ld;
+    SplitK sk;
+    if (const char* err = split_k(sc, 1, scratch + split_scratch(M, N, Wgmma::SPLIT), &sk)) return err;
     if (const char* err = split_operand(dz, N, 1, M, N, false, Wgmma::SPLIT, scratch, &hi, &lo, &ld, s)) return err;
-    return launch_wgmma<false>(wgmma_store_kernel, grid, s, hi, lo, M, N, ld, w, N, K, sw0, dx, M, K, N);
+    return launch_wgmma<false>(wgmma_store_kernel, sc.split, s, hi, lo, M, N, ld, w, N, K, sw0, dx, M, K, N, sk);
   }
+  SplitK sk;
+  if (const char* err = split_k(sc, 1, scratch, &sk)) return err;
   const bool vec = N % 4 == 0 && vec_ok(dz, N, 1, true) && (!dz_lo || vec_ok(dz_lo, N, 1, true)) &&
                    vec_ok(w, sw1, sw0, false);
-  return launch_backward(FG_MAIN_KERNEL(grad_input_kernel, vec), grad_input_kernel<Simt, true, false>, grid, s, exact,
-                         dz, dz_lo, w, sw0, sw1, dx, M, N, K);
+  return launch_backward(sc, sk, FG_MAIN_KERNEL(grad_input_kernel, vec), FG_NARROW_KERNEL(grad_input_kernel, vec),
+                         FG_EXACT_DX_KERNEL(grad_input_kernel), M, K, s, dz, dz_lo, w, sw0, sw1, dx, M, N, K);
 }
 
 const char* grad_weight(const compute_t* dz, const compute_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
                         elem_t* dw, float* scratch, int M, int N, int K, void* stream) {
   if (N == 0 || K == 0) return nullptr;
-  const bool exact = exact_for(M, N, K);
-  if (dz_lo && !exact) return "dz_lo given for a GEMM above EXACT_MAX_MACS";
-  dim3 grid;
-  if (const char* err = gemm_grid(N, K, &grid)) return err;  // M == 0 sums nothing: dW = 0
+  const Schedule sc = schedule(N, K, M, M > 0 && tma_ok(x, sx0, sx1));
+  if (dz_lo && sc.engine != Engine::Exact) return "dz_lo given for a GEMM that is not compensated";
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   // dz^T (N, M) n-fast (its contiguous index is the output row n); x (M, K) k-fast along the output column.
-  if (!exact && M > 0 && tma_ok(x, sx0, sx1)) {  // P = dz^T (N x M), R = x (M x K): dW (N x K)
+  if (sc.engine == Engine::Wgmma) {  // P = dz^T (N x M), R = x (M x K): dW (N x K)
     float *hi, *lo;
     int ld;
+    SplitK sk;
+    if (const char* err = split_k(sc, 2, scratch + split_scratch(N, M, Wgmma::SPLIT), &sk)) return err;
     if (const char* err = split_operand(dz, N, 1, M, N, true, Wgmma::SPLIT, scratch, &hi, &lo, &ld, s)) return err;
-    return launch_wgmma<false>(wgmma_store_kernel, grid, s, hi, lo, N, M, ld, x, M, K, sx0, dw, N, K, M);
+    return launch_wgmma<false>(wgmma_store_kernel, sc.split, s, hi, lo, N, M, ld, x, M, K, sx0, dw, N, K, M, sk);
   }
+  SplitK sk;  // M == 0 sums nothing: dW = 0
+  if (const char* err = split_k(sc, 2, scratch, &sk)) return err;
   const bool vec = N % 4 == 0 && vec_ok(dz, 1, N, false) && (!dz_lo || vec_ok(dz_lo, 1, N, false)) &&
                    vec_ok(x, sx1, sx0, false);
-  return launch_backward(FG_MAIN_KERNEL(grad_weight_kernel, vec), grad_weight_kernel<Simt, true, false>, grid, s,
-                         exact, dz, dz_lo, x, sx0, sx1, dw, M, N, K);
+  return launch_backward(sc, sk, FG_MAIN_KERNEL(grad_weight_kernel, vec), FG_NARROW_KERNEL(grad_weight_kernel, vec),
+                         FG_EXACT_KERNEL(grad_weight_kernel), N, K, s, dz, dz_lo, x, sx0, sx1, dw, M, N, K);
 }
 }  // namespace fg
 '''
@@ -1859,6 +2114,9 @@ using stat_t = double;
 // `scratch` (scratch_floats(M, N, K) floats, or nullptr when that is 0) holds operands prepared for an engine.
 namespace fg {
 long long scratch_floats(int M, int N, int K);
+// The schedule a GEMM of rows x cols outputs over `reduce` gets (tma: the wgmma engine can read its raw
+// operand): engine 0 compensated SIMT, 1 the plan's tile, 2 the narrow tile, 3 wgmma; split-K slices.
+void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice);
 // chan: NCHAN pointers to the stages' per-channel parameters; scalars: NSCALAR stage constants (host arrays).
 // bias, gamma, beta (and dbias, dgamma, dbeta) are nullptr where the layer has no such parameter.
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
@@ -1909,10 +2167,12 @@ int to_int(int64_t v, const char* name) {
 }
 void* as_stream(int64_t stream) { return reinterpret_cast<void*>(static_cast<intptr_t>(stream)); }
 // Engine scratch (the wgmma engine's pre-split operand planes), from torch's caching allocator.
+// (none allocated when the schedules need none: an allocation is a measurable part of a small layer's call)
 torch::Tensor scratch_for(const torch::Tensor& like, int M, int N, int K) {
-  return torch::empty({fg::scratch_floats(M, N, K)}, like.options().dtype(torch::kFloat));
+  const long long floats = fg::scratch_floats(M, N, K);
+  return floats ? torch::empty({floats}, like.options().dtype(torch::kFloat)) : torch::Tensor();
 }
-float* data_or_null(torch::Tensor& t) { return t.numel() ? t.data_ptr<float>() : nullptr; }
+float* data_or_null(torch::Tensor& t) { return t.defined() && t.numel() ? t.data_ptr<float>() : nullptr; }
 
 // The stages' per-channel parameters (NCHAN, each (N,) contiguous) and constants (NSCALAR), as host arrays.
 struct StageTensors {
@@ -2015,12 +2275,22 @@ void grad_weight(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor x, torch::
                "grad_weight");
 }
 
+// (engine, split-K slices, slice length) of a GEMM: for tests and benchmarks that report what ran.
+std::tuple<std::string, int64_t, int64_t> schedule(int64_t rows, int64_t cols, int64_t reduce, bool tma) {
+  int engine = 0, split = 0, slice = 0;
+  fg::schedule_of(to_int(rows, "rows"), to_int(cols, "cols"), to_int(reduce, "reduce"), tma, &engine, &split, &slice);
+  static const char* names[] = {"simt_fp32 compensated", "mma_tf32 m128n128k32w2x4s3",
+                                "mma_tf32 narrow m32n128k32w1x4s3", "wgmma_tf32 m128n128s3"};
+  return {names[engine], split, slice};
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "fusegen fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192";
   m.def("forward", &forward, "GEMM + bias + the chain (group_norm, leaky_relu, add_self); saves z when given" " and the group statistics");
   m.def("backward_epilogue", &backward_epilogue, "grad_out -> dz and the per-channel parameters' gradients");
   m.def("grad_input", &grad_input, "dx = dz W");
   m.def("grad_weight", &grad_weight, "dW = dz^T x");
+  m.def("schedule", &schedule, "(engine, split-K slices, slice) a GEMM of rows x cols over reduce runs with");
 }
 '''
 
@@ -2487,7 +2757,7 @@ if _HAS_CUSTOM_OP:
 
     # torch.ops.<module name>_<hash of the kernel sources and flags, as the build runtime keys them>.forward /
     # .backward: a regenerated module with other kernels never reuses the ops an older one registered
-    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_589a1c38_" + _ext_name("", _CPP_SOURCE, _CUDA_SOURCE, CXX_FLAGS, CUDA_FLAGS,
+    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_7b9f11d8_" + _ext_name("", _CPP_SOURCE, _CUDA_SOURCE, CXX_FLAGS, CUDA_FLAGS,
                                                        FUSEGEN_VERSION)[1:]
     _Tensor = torch.Tensor
 
