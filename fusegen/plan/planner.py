@@ -28,6 +28,7 @@ ROWS = "rows"
 COLS = "cols"
 NARROW_ROWS = 32  # the narrow mma.sync tile's rows
 EXACT_DX_MAX_INPUT = 8  # see Plan.exact_dx_max_input
+EXACT_MAX_TILE_MACS = 1 << 22  # see Plan.exact_max_tile_macs
 TINY_GROUP = 8  # 3xtf32 layers with narrower groups run on the fp32 FFMA engine (see plan())
 
 
@@ -63,6 +64,11 @@ class Plan:
     # which for so few inputs lies in the span of W's columns, so dx = dz W cancels (fully for one input) and
     # tensor-core products (3xTF32: ~2^-22 relative each) leave an error the cancellation magnifies.
     exact_dx_max_input: int
+    # Tiny GEMMs run compensated too: those whose work in whole SIMT tiles (rows and columns rounded up to the
+    # tile) is at most this many multiply-adds (0: none). There 3xTF32's product rounding (~2^-22 relative,
+    # an FFMA's is exact) is not averaged out by a long sum: measured 2-8x cuBLAS's error at batch 5-20 x 64 x
+    # 130 (H200 chains run, session 10); the Dot2 mainloop costs little at this size.
+    exact_max_tile_macs: int
     lanes_per_group: int  # a sub-warp of this many lanes owns one (row, group) in the per-group stages
     pieces_per_group: int  # TWO_STAGE: most output tiles one group can touch (partial-statistics slots)
     fixed_sizes: bool  # input and hidden sizes are compile-time constants (the batch never is)
@@ -330,9 +336,10 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     tiny_groups = spec.has_group_norm and gw < TINY_GROUP
     exact_max_macs = 0 if tensor_cores and not tiny_groups else 1 << 28
     exact_dx_max_input = EXACT_DX_MAX_INPUT if tensor_cores and spec.has_group_norm else 0
+    exact_max_tile_macs = EXACT_MAX_TILE_MACS if tensor_cores and not tiny_groups else 0
     return Plan(spec=spec, mainloop=mainloop, tile=tile, simt_tile=simt_tile, mma_tile=mma_tile,
                 narrow_tile=narrow_tile, narrow_max_rows=2 * NARROW_ROWS if tensor_cores else 0,
-                exact_dx_max_input=exact_dx_max_input,
+                exact_dx_max_input=exact_dx_max_input, exact_max_tile_macs=exact_max_tile_macs,
                 group_strategy=strategy, promote_every_k=promote, exact_max_macs=exact_max_macs,
                 lanes_per_group=min(32, _next_pow2(gw)), pieces_per_group=pieces,
                 fixed_sizes=fixed_sizes, fusegen_version=__version__, stages=stages, gn_index=gn_index,

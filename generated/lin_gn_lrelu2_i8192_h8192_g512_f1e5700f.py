@@ -10,7 +10,7 @@ Kernels: fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192 (built on the 
 Takes float32 CUDA input of shape (batch, 8192) for any batch.
 Regenerate with: fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "NVIDIA H200"
 
-# lin_gn_lrelu2_i8192_h8192_g512_7b9f11d8: fused Linear -> GroupNorm -> LeakyReLU -> x + x
+# lin_gn_lrelu2_i8192_h8192_g512_f1e5700f: fused Linear -> GroupNorm -> LeakyReLU -> x + x
 
 ## What it replaces
 `nn.Linear(8192, 8192)`, `nn.GroupNorm(512, 8192, eps=1e-05)`, `nn.LeakyReLU(0.01)` and `x + x`. PyTorch runs
@@ -65,6 +65,9 @@ MAINLOOP = "wgmma_tf32"  # the GEMM engine; wgmma_tf32 is built for sm_90a (H100
 EXACT_MAX_MACS = 0
 # grad_input sums compensated (dz as a pair) for layers of at most this many inputs: see exact_dx_max_input
 EXACT_DX_MAX_INPUT = 8
+# and every GEMM whose work in whole SIMT tiles (128 x 128) is at most this: see exact_max_tile_macs
+EXACT_MAX_TILE_MACS = 4194304
+SIMT_TILE = (128, 128)
 PARTIAL_SLOTS = 0
 Z_ALWAYS = False  # the forward's later kernels read z: it is written even without backward
 STATS_PER_ROW = 512  # float64 statistics kept per row for backward
@@ -164,10 +167,10 @@ def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, 
     empty = _absent(z)
     dz = _new(z, *z.shape)
     macs = x.shape[0] * HIDDEN_SIZE * INPUT_SIZE
-    exact = 0 < macs <= EXACT_MAX_MACS  # every GEMM compensated
-    exact_dx = exact or (INPUT_SIZE <= EXACT_DX_MAX_INPUT and macs <= 1 << 28)  # grad_input compensated
+    exact_dx = _exact(x.shape[0], INPUT_SIZE, HIDDEN_SIZE) or (INPUT_SIZE <= EXACT_DX_MAX_INPUT and macs <= 1 << 28)
+    exact_dw = _exact(HIDDEN_SIZE, INPUT_SIZE, x.shape[0])
     # dz's rounding remainder matters after the GroupNorm's projection (it cancels); element-wise chains have none
-    dz_lo = _new(z, *z.shape) if exact_dx and HAS_NORM else empty
+    dz_lo = _new(z, *z.shape) if (exact_dx or exact_dw) and HAS_NORM else empty
     grads = {name: _new(z, HIDDEN_SIZE) for name in ['bias', 'gamma', 'beta']}
     gsums = _new(z, x.shape[0], NUM_GROUPS, 2, dtype=torch.float64) if PRE_PARAMS else \
         _new(z, x.shape[0], ROW_SUMS, dtype=torch.float64) if ROW_SUMS else empty
@@ -178,9 +181,9 @@ def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, 
     dx = _new(x, *x.shape) if need_x else x.new_empty(0)
     dw = _new(weight, *weight.shape) if need_w else x.new_empty(0)
     if need_x:
-        kernels.grad_input(dz, dz_lo, weight, dx, stream)
+        kernels.grad_input(dz, dz_lo if exact_dx else empty, weight, dx, stream)
     if need_w:
-        kernels.grad_weight(dz, dz_lo if exact else empty, x, dw, stream)
+        kernels.grad_weight(dz, dz_lo if exact_dw else empty, x, dw, stream)
     return (dx, dw) + tuple(grads[name] for name in ['bias', 'gamma', 'beta'])
 
 
@@ -251,6 +254,12 @@ def _new(like, *shape, dtype=None):
     return t.fill_(float("nan")) if POISON_OUTPUTS and t.numel() else t
 
 
+def _exact(rows, cols, reduce):
+    """The launchers' rule (exact_for): does this GEMM (rows x cols over reduce) sum compensated?"""
+    tiles = -(-rows // SIMT_TILE[0]) * SIMT_TILE[0] * (-(-cols // SIMT_TILE[1]) * SIMT_TILE[1]) * reduce
+    return (EXACT_MAX_MACS > 0 and rows * cols * reduce <= EXACT_MAX_MACS) or tiles <= EXACT_MAX_TILE_MACS
+
+
 _ABSENT = {}
 
 
@@ -309,6 +318,7 @@ constexpr int FIXED_K = 8192;
 constexpr int PROMOTE_K = 64;  // restart the running sums every this many k (0: never)
 constexpr long long EXACT_MAX_MACS = 0ll;  // small GEMMs: compensated sums
 constexpr int EXACT_DX_MAX_INPUT = 8;  // grad_input too for so few inputs (0: never)
+constexpr long long EXACT_MAX_TILE_MACS = 4194304ll;  // tiny GEMMs (in whole tiles): compensated
 constexpr int ROW_THREADS = 256;                  // block size of the per-group and per-column kernels
 constexpr bool HAS_BIAS = true;  // the Linear adds a bias
 constexpr bool GN_AFFINE = true;  // the GroupNorm has weight and bias
@@ -1800,11 +1810,15 @@ static const char* last_error() {
   return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
 }
 
-// EXACT_MAX_MACS == 0: no GEMM of this module sums compensated
-static bool exact_for(long long M, long long N, long long K) { return EXACT_MAX_MACS > 0 && M * N * K <= EXACT_MAX_MACS; }
+// Compensated (SIMT, Dot2): GEMMs of at most EXACT_MAX_MACS (the FFMA plans), and tiny ones (their work in whole
+// SIMT tiles at most EXACT_MAX_TILE_MACS). The module mirrors this rule to know when backward needs dz_lo.
+static bool exact_for(long long M, long long N, long long K) {
+  const long long tile_macs = (M + BM - 1) / BM * BM * ((N + BN - 1) / BN * BN) * K;
+  return (EXACT_MAX_MACS > 0 && M * N * K <= EXACT_MAX_MACS) || tile_macs <= EXACT_MAX_TILE_MACS;
+}
 // grad_input (M x K over N) after a GroupNorm, with few inputs: dx cancels (see the plan's exact_dx_max_input)
 static bool exact_dx_for(long long M, long long N, long long K) {
-  return exact_for(M, N, K) || (K <= EXACT_DX_MAX_INPUT && M * N * K <= (1ll << 28));
+  return exact_for(M, K, N) || (K <= EXACT_DX_MAX_INPUT && M * N * K <= (1ll << 28));
 }
 
 // Launch a kernel of engine E on `slices` x the output tiles of rows x cols, after allowing its shared memory
@@ -1965,7 +1979,7 @@ static StageArgs stage_args(const elem_t* const* chan, const float* scalars) {
 // A kernel of engine E, in its 16-byte-copy form when the operands allow it and the engine has one.
 #define FG_KERNEL(kernel, E, vec) ((vec) ? kernel<E, false, E::VEC_COPIES> : kernel<E, false, false>)
 #define FG_MAIN_KERNEL(kernel, vec) FG_KERNEL(kernel, Main, vec)
-#define FG_EXACT_KERNEL(kernel) nullptr  // only grad_input is ever compensated in this plan
+#define FG_EXACT_KERNEL(kernel) kernel<Simt, true, false>
 #define FG_EXACT_DX_KERNEL(kernel) kernel<Simt, true, false>
 #define FG_NARROW_KERNEL(kernel, vec) FG_KERNEL(kernel, MmaNarrow, vec)
 
@@ -2016,6 +2030,9 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
       if (!err) err = launch_wgmma<true>(wgmma_forward_kernel, sc.split, s, hi, lo, M, K, ld, w, N, K, sw0, a, sk);
       break;
     }
+    case Engine::Exact:
+      err = launch<Simt>(linear_gn_forward_kernel<Simt, true, false>, M, N, 1, s, a, sk);
+      break;
     case Engine::Narrow:
       err = launch<MmaNarrow>(FG_NARROW_KERNEL(linear_gn_forward_kernel, vec), M, N, sc.split, s, a, sk);
       break;
@@ -2758,7 +2775,7 @@ if _HAS_CUSTOM_OP:
 
     # torch.ops.<module name>_<hash of the kernel sources and flags, as the build runtime keys them>.forward /
     # .backward: a regenerated module with other kernels never reuses the ops an older one registered
-    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_7b9f11d8_" + _ext_name("", _CPP_SOURCE, _CUDA_SOURCE, CXX_FLAGS, CUDA_FLAGS,
+    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_f1e5700f_" + _ext_name("", _CPP_SOURCE, _CUDA_SOURCE, CXX_FLAGS, CUDA_FLAGS,
                                                        FUSEGEN_VERSION)[1:]
     _Tensor = torch.Tensor
 
