@@ -27,8 +27,9 @@ parameter column sums, and the two GEMMs.
 - GEMM engine `wgmma_tf32`: sm_90a `wgmma` (TMA bulk copies into a ring of shared-memory stages, one producer
   warp, two consumer warpgroups; the weight is split in registers, x / dz once per call into TF32 planes);
   operands the copy engine cannot read run on the mma.sync engine; tile m128n128s3 (384 threads, tuned on
-  NVIDIA H200). GEMMs of at most 0 multiply-adds run a compensated fp32 mainloop instead (small problems,
-  where a few ill-conditioned values decide the error).
+  NVIDIA H200); each call picks its schedule from the sizes (a narrow tile for small batches, split-K to fill
+  the GPU); tiny GEMMs (at most 4,194,304 multiply-adds in whole tiles) and, after a GroupNorm, grad_input of
+  layers of at most 8 inputs run a compensated fp32 mainloop.
 - GroupNorm (16 channels a group): statistics on the accumulator fragments in registers (a group's channels
   sit in a few lanes: adds and shuffles), output written once.
 - Sizes: input and hidden compiled in; any batch. Backward reads z (the GEMM output, kept in training) and the
@@ -1898,8 +1899,8 @@ static Schedule schedule(long long rows, long long cols, long long reduce, bool 
   if (rows <= NARROW_ROWS_NOW) return split_schedule<MmaNarrow>(Engine::Narrow, rows, cols, reduce);
   // wgmma is the faster engine per SM, mma.sync split-K the one that fills the GPU: wgmma from half a wave.
   // wgmma is the faster engine per SM (about twice mma.sync's rate): it takes the GEMMs that fill at least half
-  // the GPU, unsplit. (Its split-K form is built but not scheduled: the H200 chains run of session 10 found
-  // wrong gradients with it on one chain, stage_functional_gn at 1000 x 1020 x 1024, not yet explained.)
+  // the GPU, unsplit. (Its split-K form is built and passed the module tests but is not scheduled yet: see
+  // docs/perf-notes.md v0.8.)
   static const long long wgmma_min_tiles = env_or("FUSEGEN_WGMMA_MIN_TILES", (sm_count() + 1) / 2);
   if (tma && tile_count<Wgmma>(rows, cols) >= wgmma_min_tiles) return {Engine::Wgmma, 1, (int)reduce, 0};
   (void)tma;

@@ -129,9 +129,13 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         "## How",
         "- Precision `{}`: {}".format(plan.precision, PRECISION_WORDS[plan.precision].format(promote=promote)),
         f"- GEMM engine `{plan.mainloop}`: {ENGINE_WORDS[plan.mainloop]}; tile {plan.tile.name} "
-        f"({plan.tile.threads} threads{', tuned on ' + plan.tuned_for if plan.tuned_for else ''}). GEMMs of at "
-        f"most {plan.exact_max_macs:,} multiply-adds run a compensated fp32 mainloop instead (small problems, "
-        "where a few ill-conditioned values decide the error).",
+        f"({plan.tile.threads} threads{', tuned on ' + plan.tuned_for if plan.tuned_for else ''}); each call picks "
+        "its schedule from the sizes (a narrow tile for small batches, split-K to fill the GPU)" +
+        (f"; GEMMs of at most {plan.exact_max_macs:,} multiply-adds run a compensated fp32 mainloop (small "
+         "problems, where a few ill-conditioned values decide the error)" if plan.exact_max_macs else
+         f"; tiny GEMMs (at most {plan.exact_max_tile_macs:,} multiply-adds in whole tiles) and, after a "
+         f"GroupNorm, grad_input of layers of at most {plan.exact_dx_max_input} inputs run a compensated fp32 "
+         "mainloop" if plan.exact_max_tile_macs else "") + ".",
         (f"- GroupNorm ({s.group_width} channels a group): " if plan.group_strategy not in (NO_NORM, ROWS, COLS)
          else "- GroupNorm: ")
         + (GROUP_ON_ROWS.format(gw=s.group_width) if plan.row_group_width else
