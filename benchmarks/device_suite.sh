@@ -2,8 +2,10 @@
 # The GPU suite in parts, each one device call under its 10-minute limit (logs under $OUT, a short table last):
 #   PART=module     tests/test_gpu_module.py: property tests over random shapes (half above EXACT_MAX_MACS),
 #                   known hard shapes, the committed headline module (~4 min on an H200)
-#   PART=chains     tests/test_gpu_chains.py + tests/test_gpu_real_use.py: every model file at its own size and
-#                   scaled to the tensor-core engines, random chains, torch.compile / DDP / CLI (~6 min)
+#   PART=chains     tests/test_gpu_chains.py: every model file at its own size and scaled to the tensor-core
+#                   engines, on wgmma and mma.sync (over 9 min on an H200 in session 10: run it in two halves,
+#                   PYTEST_ARGS='-k "model_file and sm90"' then '-k "not (model_file and sm90)"')
+#   PART=real_use   tests/test_gpu_real_use.py: torch.compile / DDP / CLI (~3.5 min)
 #   PART=mutations  benchmarks/mutations.py: planted bugs, each must fail the tests of its path (~2 min)
 #   PART=bench      benchmarks/bench.py and the SASS check
 #   PART=examples   `fusegen from-model F --bench` for each example layer (EXAMPLES, default examples/*.py), their
@@ -19,7 +21,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | t
 start=$(date +%s)
 case "$PART" in
   module) tests="tests/test_gpu_module.py" ;;
-  chains) tests="tests/test_gpu_chains.py tests/test_gpu_real_use.py" ;;
+  chains) tests="tests/test_gpu_chains.py" ;;
+  real_use) tests="tests/test_gpu_real_use.py" ;;
   mutations)
     python3 benchmarks/mutations.py --out "$OUT" 2>&1 | tee "$OUT/mutations.txt"
     exit "${PIPESTATUS[0]}" ;;
@@ -37,7 +40,7 @@ import pathlib; prebuild(sorted(pathlib.Path(p) for p in glob.glob('$OUT/example
       echo "== $f"; python3 -m fusegen from-model "$f" --out "$OUT/examples" --bench --reps "${REPS:-30}"
     done 2>&1 | tee "$OUT/examples.txt"
     exit "${PIPESTATUS[0]}" ;;
-  *) echo "PART must be module, chains, mutations, bench or examples, got $PART" >&2; exit 2 ;;
+  *) echo "PART must be module, chains, real_use, mutations, bench or examples, got $PART" >&2; exit 2 ;;
 esac
 rm -f "$OUT/accuracy-$PART.jsonl"
 # shellcheck disable=SC2086
