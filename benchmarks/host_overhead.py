@@ -7,7 +7,6 @@ import argparse
 import pathlib
 import sys
 import tempfile
-import time
 
 import torch
 
@@ -17,19 +16,7 @@ sys.path.insert(0, str(REPO))
 import fusegen  # noqa: E402
 from fusegen.codegen import write_module  # noqa: E402
 from fusegen.tools.accuracy import ReferenceLayer  # noqa: E402
-from fusegen.tools.tune import _import  # noqa: E402
-
-
-def per_call_us(fn, calls):
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    elapsed = time.perf_counter() - start
-    torch.cuda.synchronize()
-    return elapsed / calls * 1e6
+from fusegen.tools.tune import _import, host_us  # noqa: E402
 
 
 def main(argv=None):
@@ -87,7 +74,7 @@ def main(argv=None):
     ]
     print(f"host microseconds per call, {torch.cuda.get_device_name()}, size {size}, batch {batch}, {calls} calls")
     for name, fn in rows:
-        print(f"{name:<62} {per_call_us(fn, calls):8.1f}")
+        print(f"{name:<62} {host_us(fn, calls, warmup=20):8.1f}")
 
 
 if __name__ == "__main__":
