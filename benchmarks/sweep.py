@@ -102,25 +102,27 @@ def summary(rows):
     both = [v[1] for v in sp.values()]
     small = [v for (b, s), v in sp.items() if b <= 256 and s <= 2048]
     worst = min(sp.items(), key=lambda kv: min(kv[1]))
+    med = statistics.median
     lines = [
         f"- points: {len(sp)}; fusegen at least as fast as eager at {sum(min(v) >= 1 for v in sp.values())} of them "
         f"(forward and forward+backward); the slowest point: batch {worst[0][0]}, size {worst[0][1]}: "
         f"{worst[1][0]:.2f}x / {worst[1][1]:.2f}x",
-        f"- median speedup over eager: forward {statistics.median(fwd):.2f}x (target >= 1.5x), forward+backward "
-        f"{statistics.median(both):.2f}x",
-        f"- batch <= 256 and size <= 2048 ({len(small)} points): median forward {statistics.median([v[0] for v in small]):.2f}x, "
-        f"min {min(v[0] for v in small):.2f}x; forward+backward median {statistics.median([v[1] for v in small]):.2f}x, "
-        f"min {min(v[1] for v in small):.2f}x (target >= 2x)" if small else "- no point at batch <= 256, size <= 2048",
+        f"- median speedup over eager: forward {med(fwd):.2f}x (target >= 1.5x), forward+backward {med(both):.2f}x",
     ]
+    if small:
+        lines.append(f"- batch <= 256 and size <= 2048 ({len(small)} points): median forward "
+                     f"{med([v[0] for v in small]):.2f}x, min {min(v[0] for v in small):.2f}x; forward+backward "
+                     f"median {med([v[1] for v in small]):.2f}x, min {min(v[1] for v in small):.2f}x (target >= 2x)")
     if any(r["impl"] == "torch.compile" for r in rows):
         spc = speedups(rows, "torch.compile")
-        lines.append(f"- median speedup over torch.compile: forward {statistics.median(v[0] for v in spc.values()):.2f}x, "
-                     f"forward+backward {statistics.median(v[1] for v in spc.values()):.2f}x")
+        lines.append(f"- median speedup over torch.compile: forward {med(v[0] for v in spc.values()):.2f}x, "
+                     f"forward+backward {med(v[1] for v in spc.values()):.2f}x")
     host = [r for r in rows if r["impl"] == "fusegen"]
-    lines.append(f"- fusegen host time per call: forward median {statistics.median(r['host_forward_us'] for r in host):.1f} us, "
-                 f"forward+backward median {statistics.median(r['host_forward_backward_us'] for r in host):.1f} us "
-                 f"(eager: {statistics.median(r['host_forward_us'] for r in rows if r['impl'] == 'eager'):.1f} / "
-                 f"{statistics.median(r['host_forward_backward_us'] for r in rows if r['impl'] == 'eager'):.1f} us)")
+    eager = [r for r in rows if r["impl"] == "eager"]
+    lines.append(f"- fusegen host time per call: forward median {med(r['host_forward_us'] for r in host):.1f} us, "
+                 f"forward+backward median {med(r['host_forward_backward_us'] for r in host):.1f} us "
+                 f"(eager: {med(r['host_forward_us'] for r in eager):.1f} / "
+                 f"{med(r['host_forward_backward_us'] for r in eager):.1f} us)")
     return lines
 
 

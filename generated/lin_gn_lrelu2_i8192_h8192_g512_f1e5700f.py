@@ -2297,9 +2297,9 @@ void grad_weight(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor x, torch::
 // (engine, split-K slices, slice length) of a GEMM: for tests and benchmarks that report what ran.
 std::tuple<std::string, int64_t, int64_t> schedule(int64_t rows, int64_t cols, int64_t reduce, bool tma) {
   int engine = 0, split = 0, slice = 0;
-  fg::schedule_of(to_int(rows, "rows"), to_int(cols, "cols"), to_int(reduce, "reduce"), tma, &engine, &split, &slice);
-  static const char* names[] = {"simt_fp32 compensated", "mma_tf32 m128n128k32w2x4s3",
-                                "mma_tf32 narrow m32n128k32w1x4s3", "wgmma_tf32 m128n128s3"};
+  fg::schedule_of(to_int(rows, "rows"), to_int(cols, "cols"), to_int(reduce, "reduce"), tma, &engine, &split,
+                  &slice);
+  static const char* names[] = {"simt_fp32 compensated", "mma_tf32 m128n128k32w2x4s3", "mma_tf32 narrow m32n128k32w1x4s3", "wgmma_tf32 m128n128s3"};
   return {names[engine], split, slice};
 }
 

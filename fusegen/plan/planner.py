@@ -237,6 +237,16 @@ class Plan:
         return f"{self.chain_name}_i{s.input_size}_h{s.hidden_size}_g{s.num_groups}_{digest}"
 
     @property
+    def schedule_engines(self) -> tuple:
+        """Names of the launchers' schedule engines, in their enum's order: compensated SIMT, the main tile, the
+        narrow tile, wgmma (names of engines the plan lacks are never reported)."""
+        main = f"{self.mainloop} {self.tile.name}" if self.mainloop != "wgmma_tf32" else \
+            f"mma_tf32 {self.mma_tile.name}"
+        narrow = f"mma_tf32 narrow {self.narrow_tile.name}" if self.narrow_tile else "(no narrow tile)"
+        wgmma = f"wgmma_tf32 {self.tile.name}" if self.mainloop == "wgmma_tf32" else "(no wgmma)"
+        return ("simt_fp32 compensated", main, narrow, wgmma)
+
+    @property
     def variant_key(self) -> tuple:
         """The structural choices that change the shape of the emitted CUDA (not just its constants)."""
         return (self.precision, self.mainloop, self.tile, self.mma_tile, self.narrow_tile, self.group_strategy,
