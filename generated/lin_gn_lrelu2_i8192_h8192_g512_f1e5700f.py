@@ -574,21 +574,16 @@ __device__ __forceinline__ bool split_k_finish(float (&acc)[E::ACC_M][E::ACC_N],
   E::sync();
   if (!last) return false;
   __threadfence();  // the others' partials, counted in before ours, are read after the count
-  // Slice by slice, each adding every element of its partial tile (its own too: the same bits this block holds):
-  // every element's sum runs in slice order 0, 1, ..., S-1. One loop over the slices around an unrolled body
-  // keeps the code small (an inner loop per element tripled the compile time).
   const float* first = sk.planes + (long long)tile * S * TILE_FLOATS + threadIdx.x;
 #pragma unroll
   for (int i = 0; i < E::ACC_M; ++i)
 #pragma unroll
-    for (int j = 0; j < E::ACC_N; ++j) acc[i][j] = __ldcg(first + (i * E::ACC_N + j) * E::EPI_THREADS);
-  for (int s = 1; s < S; ++s) {
-    const float* p = first + (long long)s * TILE_FLOATS;
-#pragma unroll
-    for (int i = 0; i < E::ACC_M; ++i)
-#pragma unroll
-      for (int j = 0; j < E::ACC_N; ++j) acc[i][j] += __ldcg(p + (i * E::ACC_N + j) * E::EPI_THREADS);
-  }
+    for (int j = 0; j < E::ACC_N; ++j) {
+      const float* p = first + (i * E::ACC_N + j) * E::EPI_THREADS;
+      float sum = __ldcg(p);  // (this block's own partial too: the same bits it holds)
+      for (int s = 1; s < S; ++s) sum += __ldcg(p + s * TILE_FLOATS);
+      acc[i][j] = sum;
+    }
   return true;
 }
 }  // namespace fg
@@ -1731,8 +1726,7 @@ __global__ void __launch_bounds__(E::THREADS, EXACT ? 1 : E::FORWARD_MIN_BLOCKS)
   // z[m, n] = sum_k x[m, k] * W[n, k]: both operands are k-contiguous.
   E::template mainloop<true, true, EVEN_K_FORWARD, EXACT, VEC>(acc, smem, a.x + k0 * a.sx1, a.sx0, a.sx1,
                                                               a.w + k0 * a.sw1, a.sw1, a.sw0, a.M, N, k_len, m0, n0);
-  if constexpr (!EXACT)  // (compensated GEMMs never split: their fp32 partial sums would lose the exactness)
-    if (!split_k_finish<E>(acc, sk)) return;
+  if (!split_k_finish<E>(acc, sk)) return;
   if constexpr (EXACT) gn_epilogue_smem<E>(acc, smem, a, a.M, N, m0, n0);
   else gn_epilogue_fragment<E>(acc, a, a.M, N, m0, n0);
 }
@@ -1750,8 +1744,7 @@ __global__ void __launch_bounds__(E::THREADS, 1) grad_input_kernel(SplitK sk, co
   // dx[m, k] = sum_n dz[m, n] * W[n, k]: GEMM (M x K) over the reduction index n.
   E::template mainloop<true, false, false, EXACT, VEC>(acc, smem, dz + r0, N, 1, w + r0 * sw0, sw0, sw1, M, K,
                                                        r_len, m0, n0);
-  if constexpr (!EXACT)  // (compensated GEMMs never split: their fp32 partial sums would lose the exactness)
-    if (!split_k_finish<E>(acc, sk)) return;
+  if (!split_k_finish<E>(acc, sk)) return;
   store_tile<E>(acc, smem, dx, K, M, K, m0, n0, add);
 }
 
@@ -1767,8 +1760,7 @@ __global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(SplitK sk, c
   // dW[n, k] = sum_m dz[m, n] * x[m, k]: GEMM (N x K) over the batch index m.
   E::template mainloop<false, false, false, EXACT, VEC>(acc, smem, dz + (long long)r0 * N, 1, N, x + r0 * sx0, sx0,
                                                         sx1, N, K, r_len, m0, n0);
-  if constexpr (!EXACT)  // (compensated GEMMs never split: their fp32 partial sums would lose the exactness)
-    if (!split_k_finish<E>(acc, sk)) return;
+  if (!split_k_finish<E>(acc, sk)) return;
   store_tile<E>(acc, smem, dw, K, N, K, m0, n0, add);
 }
 
