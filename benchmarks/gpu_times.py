@@ -13,9 +13,9 @@ import torch
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import fusegen  # noqa: E402
 from fusegen.codegen import write_module  # noqa: E402
 from fusegen.tools.accuracy import ReferenceLayer  # noqa: E402
+from sweep import sweep_plan  # noqa: E402  (beside this script)
 from fusegen.tools.tune import _import  # noqa: E402
 
 
@@ -45,9 +45,8 @@ def main(argv=None):
     for point in args.points.split(","):
         batch, size = (int(v) for v in point.split("x"))
         if size not in modules:
-            plan = fusegen.plan(fusegen.Spec(size, size, size // 32), gpu=torch.cuda.get_device_name(),
-                                arch=torch.cuda.get_device_capability())
-            modules[size] = _import(write_module(plan, pathlib.Path(tempfile.mkdtemp(prefix="fusegen-gpu-"))))
+            workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-gpu-"))
+            modules[size] = _import(write_module(sweep_plan(size), workdir))
         model = modules[size].ModelNew(size, size, size // 32).cuda()
         ref = ReferenceLayer(size, size, size // 32).cuda()
         x = torch.randn(batch, size, device="cuda", requires_grad=True)

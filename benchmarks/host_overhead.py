@@ -13,9 +13,9 @@ import torch
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import fusegen  # noqa: E402
 from fusegen.codegen import write_module  # noqa: E402
 from fusegen.tools.accuracy import ReferenceLayer  # noqa: E402
+from sweep import sweep_plan  # noqa: E402  (beside this script)
 from fusegen.tools.tune import _import, host_us  # noqa: E402
 
 
@@ -26,9 +26,7 @@ def main(argv=None):
     ap.add_argument("--calls", type=int, default=2000)
     args = ap.parse_args(argv)
     size, batch, calls = args.size, args.batch, args.calls
-    plan = fusegen.plan(fusegen.Spec(size, size, size // 32), gpu=torch.cuda.get_device_name(),
-                        arch=torch.cuda.get_device_capability())
-    m = _import(write_module(plan, pathlib.Path(tempfile.mkdtemp(prefix="fusegen-host-"))))
+    m = _import(write_module(sweep_plan(size), pathlib.Path(tempfile.mkdtemp(prefix="fusegen-host-"))))
     dev = torch.device("cuda")
     model = m.ModelNew(size, size, size // 32).cuda()
     ref = ReferenceLayer(size, size, size // 32).cuda()

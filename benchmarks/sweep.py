@@ -39,14 +39,19 @@ def _ints(text):
     return tuple(int(v) for v in text.split(","))
 
 
+def sweep_plan(size):
+    """The plan of a sweep point on the visible GPU: the headline chain at input = hidden = size, groups = size /
+    32, the tuning table's tile for this GPU (else the heuristic for its architecture)."""
+    return fusegen.plan(fusegen.Spec(size, size, size // 32), gpu=torch.cuda.get_device_name(),
+                        arch=torch.cuda.get_device_capability())
+
+
 def build_modules(sizes, log):
-    """size -> imported module of the headline chain at input = hidden = size, groups = size / 32."""
-    gpu = torch.cuda.get_device_name()
-    arch = torch.cuda.get_device_capability()
+    """size -> imported module of sweep_plan(size)."""
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-sweep-"))
     paths = {}
     for size in sizes:
-        plan = fusegen.plan(fusegen.Spec(size, size, size // 32), gpu=gpu, arch=arch)
+        plan = sweep_plan(size)
         paths[size] = write_module(plan, workdir)
         log.write(f"size {size}: {plan.module_name}: {plan.summary}\n")
     start = time.time()

@@ -122,8 +122,8 @@ def host_us(fn, calls=50, warmup=3):
     return elapsed / calls * 1e6
 
 
-def host_layer(model, x, g, calls=50):
-    """(forward us, forward+backward us) of host time per call (see host_us)."""
+def _layer_calls(model, x, g):
+    """(forward under no_grad, forward+backward from grad g) of model on x, as zero-argument calls."""
     import torch
 
     xg = x.clone().requires_grad_()
@@ -132,20 +132,19 @@ def host_layer(model, x, g, calls=50):
         with torch.no_grad():
             model(x)
 
-    return host_us(fwd, calls), host_us(lambda: model(xg).backward(g), calls)
+    return fwd, lambda: model(xg).backward(g)
+
+
+def host_layer(model, x, g, calls=50):
+    """(forward us, forward+backward us) of host time per call (see host_us)."""
+    fwd, fwd_bwd = _layer_calls(model, x, g)
+    return host_us(fwd, calls), host_us(fwd_bwd, calls)
 
 
 def time_layer(model, x, g, reps, inner=1):
     """(forward ms, forward+backward ms) medians of model on x, the backward from grad g (see time_ms)."""
-    import torch
-
-    xg = x.clone().requires_grad_()
-
-    def fwd():
-        with torch.no_grad():
-            model(x)
-
-    return time_ms(fwd, reps, inner=inner), time_ms(lambda: model(xg).backward(g), reps, inner=inner)
+    fwd, fwd_bwd = _layer_calls(model, x, g)
+    return time_ms(fwd, reps, inner=inner), time_ms(fwd_bwd, reps, inner=inner)
 
 
 def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, table=TABLE, log=sys.stderr):
