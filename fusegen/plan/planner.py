@@ -90,6 +90,12 @@ class Plan:
         return self.spec.group_width if self.gn_index >= 0 else 1
 
     @property
+    def simt_forward_blocks(self) -> int:
+        """Blocks per SM the SIMT forward kernel is compiled for on sm_90 (a 128-register cap at two): the
+        two-stage epilogue after the split-K reduction spills 40-48 bytes under the cap, so it gets one."""
+        return 1 if self.group_strategy == TWO_STAGE else 2
+
+    @property
     def pre(self) -> tuple:
         """Element-wise stages between the GEMM and the GroupNorm."""
         return tuple(s for s in self.stages if s.index < self.gn_index)
