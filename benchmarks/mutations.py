@@ -41,17 +41,16 @@ MUTATIONS = (
              ("tests/test_gpu_chains.py", "-k", "sm80 and (hardtanh or headline_variants)")),
     Mutation("grad_w_element", "one grad_weight element scaled by 1.1 (wgmma engine, tile (0, 0))",
              "templates/launchers.cuh.j2",
-             "return launch_wgmma<false>(wgmma_store_kernel, grid, s, hi, lo, N, M, ld, x, M, K, sx0, dw, N, K, M);",
-             "const char* e = launch_wgmma<false>(wgmma_store_kernel, grid, s, hi, lo, N, M, ld, x, M, K, sx0, dw, "
-             "N, K, M); scale_one<<<1, 1, 0, s>>>(dw + 5 * K + 7); return e;",
+             "return launch_wgmma<false>(wgmma_store_kernel, sc.split, s, hi, lo, N, M, ld, x, M, K, sx0, dw, N, K, M, sk);",
+             "const char* e = launch_wgmma<false>(wgmma_store_kernel, sc.split, s, hi, lo, N, M, ld, x, M, K, sx0, dw, "
+             "N, K, M, sk); scale_one<<<1, 1, 0, s>>>(dw + 5 * K + 7); return e;",
              ("tests/test_gpu_chains.py", "-k", "sm90 and (relu_scale_tanh or hardtanh_wide)")),
     Mutation("unwritten_tile", "one forward output tile left unwritten (wgmma engine, block (1, 0))",
              "templates/launchers.cuh.j2",
-             "  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;\n  const Wgmma::Ring q = Wgmma::ring(smem);\n"
-             "  if (threadIdx.x >= Wgmma::EPI_THREADS) {\n    Wgmma::produce<true>",
-             "  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;\n  if (blockIdx.x == 1 && blockIdx.y == 0) "
-             "return;\n  const Wgmma::Ring q = Wgmma::ring(smem);\n  if (threadIdx.x >= Wgmma::EPI_THREADS) {\n"
+             "  const Wgmma::Ring q = Wgmma::ring(smem);\n  if (threadIdx.x >= Wgmma::EPI_THREADS) {\n"
              "    Wgmma::produce<true>",
+             "  if (blockIdx.x == 1 && blockIdx.y == 0) return;\n  const Wgmma::Ring q = Wgmma::ring(smem);\n"
+             "  if (threadIdx.x >= Wgmma::EPI_THREADS) {\n    Wgmma::produce<true>",
              ("tests/test_gpu_chains.py", "-k", "sm90 and relu_scale_tanh")),
     Mutation("softmax_sum", "softmax's backward without its row sum (dv = y g)", "templates/ops/reduce_softmax.cuh.j2",
              "((double)g - sum_gy)", "((double)g + 0.0 * sum_gy)",
@@ -70,6 +69,16 @@ MUTATIONS = (
     Mutation("gn_rows_projection", "a GroupNorm beside row reductions: backward without the group mean of g gamma",
              "templates/ops/reduce_group_norm.cuh.j2", "(gg - sums[2 * grp] / WIDTH", "(gg - 0.0 * sums[2 * grp]",
              ("tests/test_gpu_chains.py", "-k", "sm90 and row_center_gn")),
+    Mutation("split_k_order", "split-K's last block adds its own registers first, then the others' partials: the sum's "
+             "order follows arrival order", "templates/engines/split_k.cuh.j2",
+             "acc[i][j] = __ldcg(first + (i * E::ACC_N + j) * E::EPI_THREADS);\n#pragma unroll 1\n"
+             "  for (int s = 1; s < S; ++s) {\n",
+             "acc[i][j] += 0.f;\n#pragma unroll 1\n  for (int s = 0; s < S; ++s) {\n"
+             "    if (s == (int)blockIdx.z) continue;\n",
+             ("tests/test_gpu_module.py", "-k", "deterministic")),
+    Mutation("split_k_slice", "split-K's last block drops the last slice's partial", "templates/engines/split_k.cuh.j2",
+             "for (int s = 1; s < S; ++s) {", "for (int s = 1; s < S - 1; ++s) {",
+             ("tests/test_gpu_module.py", "-k", "random_shapes and 3xtf32-sm90")),
     Mutation("bn_running_var", "the running variance updated with the biased batch variance",
              "templates/epilogue/epilogue_cols.cuh.j2", "f * var * M / (M - 1));", "f * var);",
              ("tests/test_gpu_batchnorm.py", "-k", "bn_relu")),
