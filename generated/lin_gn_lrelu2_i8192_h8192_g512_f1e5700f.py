@@ -378,8 +378,9 @@ struct Simt {
   static_assert(LOADS_A * THREADS == BM * BK && LOADS_B * THREADS == BN * BK, "tile loads must split evenly");
   static_assert(THREADS % LANES == 0, "a sub-warp must not straddle blocks");
   // The forward GEMM asks for two blocks per SM (at most 128 registers a thread) so one block hides the other's
-  // barriers; sm_80's ptxas spills some variants under that cap, so below sm_90 it asks for one. The backward
-  // GEMMs, with strided operands on both sides, spill under the cap everywhere: one block per SM.
+  // barriers where it fits (Plan.simt_forward_blocks); sm_80's ptxas spills some variants under that cap, so
+  // below sm_90 it asks for one. The backward GEMMs, with strided operands on both sides, spill under the cap
+  // everywhere: one block per SM.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   static constexpr int FORWARD_MIN_BLOCKS = 1;
 #else
@@ -574,16 +575,22 @@ __device__ __forceinline__ bool split_k_finish(float (&acc)[E::ACC_M][E::ACC_N],
   E::sync();
   if (!last) return false;
   __threadfence();  // the others' partials, counted in before ours, are read after the count
+  // Slice-major: each pass issues all of a thread's loads of one plane at once (one block reads S whole
+  // tiles: with one element's slices in a dependent chain it took ~100 us at 256 x 1024 x 1024), and adds in
+  // slice order. The loop over slices stays rolled (unrolled, 64-128 such sums tripled nvcc's time).
   const float* first = sk.planes + (long long)tile * S * TILE_FLOATS + threadIdx.x;
 #pragma unroll
   for (int i = 0; i < E::ACC_M; ++i)
 #pragma unroll
-    for (int j = 0; j < E::ACC_N; ++j) {
-      const float* p = first + (i * E::ACC_N + j) * E::EPI_THREADS;
-      float sum = __ldcg(p);  // (this block's own partial too: the same bits it holds)
-      for (int s = 1; s < S; ++s) sum += __ldcg(p + s * TILE_FLOATS);
-      acc[i][j] = sum;
-    }
+    for (int j = 0; j < E::ACC_N; ++j) acc[i][j] = __ldcg(first + (i * E::ACC_N + j) * E::EPI_THREADS);
+#pragma unroll 1
+  for (int s = 1; s < S; ++s) {
+    const float* plane = first + (long long)s * TILE_FLOATS;
+#pragma unroll
+    for (int i = 0; i < E::ACC_M; ++i)
+#pragma unroll
+      for (int j = 0; j < E::ACC_N; ++j) acc[i][j] += __ldcg(plane + (i * E::ACC_N + j) * E::EPI_THREADS);
+  }
   return true;
 }
 }  // namespace fg
@@ -1726,7 +1733,9 @@ __global__ void __launch_bounds__(E::THREADS, EXACT ? 1 : E::FORWARD_MIN_BLOCKS)
   // z[m, n] = sum_k x[m, k] * W[n, k]: both operands are k-contiguous.
   E::template mainloop<true, true, EVEN_K_FORWARD, EXACT, VEC>(acc, smem, a.x + k0 * a.sx1, a.sx0, a.sx1,
                                                               a.w + k0 * a.sw1, a.sw1, a.sw0, a.M, N, k_len, m0, n0);
-  if (!split_k_finish<E>(acc, sk)) return;
+  if constexpr (!EXACT) {  // (compensated GEMMs are never split: see schedule())
+    if (!split_k_finish<E>(acc, sk)) return;
+  }
   if constexpr (EXACT) gn_epilogue_smem<E>(acc, smem, a, a.M, N, m0, n0);
   else gn_epilogue_fragment<E>(acc, a, a.M, N, m0, n0);
 }
@@ -1744,7 +1753,9 @@ __global__ void __launch_bounds__(E::THREADS, 1) grad_input_kernel(SplitK sk, co
   // dx[m, k] = sum_n dz[m, n] * W[n, k]: GEMM (M x K) over the reduction index n.
   E::template mainloop<true, false, false, EXACT, VEC>(acc, smem, dz + r0, N, 1, w + r0 * sw0, sw0, sw1, M, K,
                                                        r_len, m0, n0);
-  if (!split_k_finish<E>(acc, sk)) return;
+  if constexpr (!EXACT) {  // (compensated GEMMs are never split: see schedule())
+    if (!split_k_finish<E>(acc, sk)) return;
+  }
   store_tile<E>(acc, smem, dx, K, M, K, m0, n0, add);
 }
 
@@ -1760,7 +1771,9 @@ __global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(SplitK sk, c
   // dW[n, k] = sum_m dz[m, n] * x[m, k]: GEMM (N x K) over the batch index m.
   E::template mainloop<false, false, false, EXACT, VEC>(acc, smem, dz + (long long)r0 * N, 1, N, x + r0 * sx0, sx0,
                                                         sx1, N, K, r_len, m0, n0);
-  if (!split_k_finish<E>(acc, sk)) return;
+  if constexpr (!EXACT) {  // (compensated GEMMs are never split: see schedule())
+    if (!split_k_finish<E>(acc, sk)) return;
+  }
   store_tile<E>(acc, smem, dw, K, N, K, m0, n0, add);
 }
 
@@ -1851,13 +1864,15 @@ constexpr int NARROW_MAX_ROWS = 64;  // GEMMs with at most this many rows: narro
 
 // Measurement overrides, read once (unset: the rules below): FUSEGEN_MAX_SPLIT caps the split-K slices (1: no
 // split-K), FUSEGEN_NARROW_MAX_ROWS the rows that get the narrow tile (0: never), FUSEGEN_WGMMA_MIN_TILES the
-// output tiles from which wgmma runs. For benchmarks comparing schedules without a rebuild.
+// output tiles from which wgmma runs, FUSEGEN_SPLIT_WAVES the blocks split-K aims at (in SMs). For benchmarks
+// comparing schedules without a rebuild.
 static long long env_or(const char* name, long long fallback) {
   const char* v = getenv(name);
   return v && *v ? atoll(v) : fallback;
 }
 static const long long MAX_SPLIT_NOW = env_or("FUSEGEN_MAX_SPLIT", MAX_SPLIT);
 static const long long NARROW_ROWS_NOW = env_or("FUSEGEN_NARROW_MAX_ROWS", NARROW_MAX_ROWS);
+static const long long SPLIT_WAVES_NOW = env_or("FUSEGEN_SPLIT_WAVES", 0);  // (0: each engine's own)
 
 static int sm_count() {
   static int count[64] = {};
@@ -1873,15 +1888,15 @@ static long long tile_count(long long rows, long long cols) {
   return ((rows + E::TILE_M - 1) / E::TILE_M) * ((cols + BN - 1) / BN);
 }
 
-// Fewer tiles than SMs leave the GPU idle: split the reduction so the blocks fill it, each slice whole
-// SPLIT_GRAIN lengths and at least two of them (a slice must be worth its partial tile).
+// Fewer tiles than SMs leave the GPU idle: split the reduction so the blocks fill it (`waves` blocks an SM),
+// each slice whole SPLIT_GRAIN lengths and at least two of them (a slice must be worth its partial tile).
 template <class E>
-static Schedule split_schedule(Engine engine, long long rows, long long cols, long long reduce) {
+static Schedule split_schedule(Engine engine, long long rows, long long cols, long long reduce, long long waves) {
   const long long tiles = tile_count<E>(rows, cols);
-  const long long sms = sm_count();
+  const long long blocks = sm_count() * (SPLIT_WAVES_NOW ? SPLIT_WAVES_NOW : waves);
   long long split = 1;
-  if (tiles < sms && tiles <= SPLIT_COUNTERS) {
-    split = (sms + tiles - 1) / tiles;
+  if (tiles < blocks && tiles <= SPLIT_COUNTERS) {
+    split = (blocks + tiles - 1) / tiles;
     split = split < MAX_SPLIT_NOW ? split : MAX_SPLIT_NOW;
     const long long by_length = reduce / (2 * SPLIT_GRAIN);
     split = split < by_length ? split : by_length;
@@ -1896,15 +1911,15 @@ static Schedule split_schedule(Engine engine, long long rows, long long cols, lo
 // rows x cols outputs, each a sum over `reduce`; tma: the wgmma engine can read the raw operand.
 static Schedule schedule(long long rows, long long cols, long long reduce, bool tma) {
   if (exact_for(rows, cols, reduce)) return {Engine::Exact, 1, (int)reduce, 0};
-  if (rows <= NARROW_ROWS_NOW) return split_schedule<MmaNarrow>(Engine::Narrow, rows, cols, reduce);
-  // wgmma is the faster engine per SM, mma.sync split-K the one that fills the GPU: wgmma from half a wave.
-  // wgmma is the faster engine per SM (about twice mma.sync's rate): it takes the GEMMs that fill at least half
-  // the GPU, unsplit. (Its split-K form is built and passed the module tests but is not scheduled yet: see
-  // docs/perf-notes.md v0.8.)
-  static const long long wgmma_min_tiles = env_or("FUSEGEN_WGMMA_MIN_TILES", (sm_count() + 1) / 2);
-  if (tma && tile_count<Wgmma>(rows, cols) >= wgmma_min_tiles) return {Engine::Wgmma, 1, (int)reduce, 0};
+  // A narrow GEMM streams W (little reuse): two blocks an SM keep more of it in flight (measured: batch 1-64
+  // at 4096-8192, 8-23% less GPU time than one; docs/perf-notes.md v0.9).
+  if (rows <= NARROW_ROWS_NOW) return split_schedule<MmaNarrow>(Engine::Narrow, rows, cols, reduce, 2);
+  // wgmma is the faster engine per SM (about twice mma.sync's rate); split-K fills the GPU with it.
+  static const long long wgmma_min_tiles = env_or("FUSEGEN_WGMMA_MIN_TILES", 1);
+  if (tma && tile_count<Wgmma>(rows, cols) >= wgmma_min_tiles)
+    return split_schedule<Wgmma>(Engine::Wgmma, rows, cols, reduce, 1);
   (void)tma;
-  return split_schedule<Main>(Engine::Main, rows, cols, reduce);
+  return split_schedule<Main>(Engine::Main, rows, cols, reduce, 1);
 }
 
 void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice) {
