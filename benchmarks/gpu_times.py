@@ -10,7 +10,6 @@ import argparse
 import collections
 import pathlib
 import sys
-import tempfile
 
 import torch
 
@@ -65,6 +64,7 @@ def main(argv=None):
                 for k, us in times.most_common():
                     print(f"   {us:8.1f}  {k}")
         print(f"{batch:>5} x {size:<5} GPU us fwd / fwd+bwd: " + ", ".join(totals), flush=True)
+
 
 if __name__ == "__main__":
     main()
