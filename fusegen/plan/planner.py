@@ -254,13 +254,15 @@ class Plan:
     @property
     def schedule_engines(self) -> tuple:
         """Names of the launchers' schedule engines, in their enum's order: compensated SIMT, the main tile, the
-        narrow tile, wgmma, the few-rows engine (names of engines the plan lacks are never reported)."""
+        narrow tile, wgmma, the few-rows engines: forward, backward (names of engines the plan lacks are never
+        reported)."""
         main = f"{self.mainloop} {self.tile.name}" if self.mainloop != "wgmma_tf32" else \
             f"mma_tf32 {self.mma_tile.name}"
         narrow = f"mma_tf32 narrow {self.narrow_tile.name}" if self.narrow_tile else "(no narrow tile)"
         wgmma = f"wgmma_tf32 {self.tile.name}" if self.mainloop == "wgmma_tf32" else "(no wgmma)"
         gemv = f"gemv_fp32 m{self.gemv_max_rows}" if self.gemv_max_rows else "(no few-rows engine)"
-        return ("simt_fp32 compensated", main, narrow, wgmma, gemv)
+        gemv_t = f"gemv_t_fp32 m{self.gemv_max_rows}" if self.gemv_max_rows else "(no few-rows engine)"
+        return ("simt_fp32 compensated", main, narrow, wgmma, gemv, gemv_t)
 
     @property
     def variant_key(self) -> tuple:
