@@ -143,10 +143,12 @@ def test_headline_committed_module(module_dir):
 
 
 # (input, hidden, groups, batch, the GEMMs that must run split-K: forward, grad_input, grad_weight): the wide
-# tiles; the main engine (wgmma on sm_90); the narrow tile split-K in forward and grad_input; grad_weight split
-# 16 ways over a long batch. Split-K partials are added in a fixed order: the same bits every run.
+# tiles; the main engine (wgmma on sm_90); the narrow tile split-K in forward and grad_input, and the few-rows
+# engines' in both; grad_weight split 16 ways over a long batch. Split-K partials are added in a fixed
+# order: the same bits every run.
 @pytest.mark.parametrize("input_size,hidden,groups,batch,splits", [
     (300, 640, 40, 257, ()), (1024, 1024, 64, 600, ()), (4096, 1024, 64, 64, ("forward", "grad_input")),
+    (2048, 1024, 32, 3, ("forward", "grad_input")),
     (64, 32, 2, 4096, ("grad_weight",))])
 def test_outputs_and_gradients_are_deterministic(input_size, hidden, groups, batch, splits, prebuilt):
     spec = fusegen.Spec(input_size=input_size, hidden_size=hidden, num_groups=groups)
