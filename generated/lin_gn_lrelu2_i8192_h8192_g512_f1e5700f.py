@@ -321,6 +321,7 @@ constexpr long long EXACT_MAX_MACS = 0ll;  // small GEMMs: compensated sums
 constexpr int EXACT_DX_MAX_INPUT = 8;  // grad_input too for so few inputs (0: never)
 constexpr long long EXACT_MAX_TILE_MACS = 4194304ll;  // tiny GEMMs (in whole tiles): compensated
 constexpr int ROW_THREADS = 256;                  // block size of the per-group and per-column kernels
+constexpr int GN_COLS_SLAB = 8;                   // columns a block of gn_backward_cols sums (gn_backward.cuh)
 constexpr bool HAS_BIAS = true;  // the Linear adds a bias
 constexpr bool GN_AFFINE = true;  // the GroupNorm has weight and bias
 constexpr int NCHAN = 0;    // per-channel parameters the stages read
@@ -1783,10 +1784,12 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_rows_kernel(BackwardA
   }
 }
 
-// One column per thread of a 32-wide slab; 8 row lanes each sum every 8th row, then a fixed-order combine.
+// One column per thread of an 8-wide slab; 32 row lanes each sum every 32nd row, then a fixed-order combine.
+// (8 columns, not 32: N / 8 blocks fill the GPU at hidden 512-1024, where 32-wide slabs gave 16-32 blocks a
+// long serial walk each; a warp still reads whole 32-byte sectors.)
 // Sums: 0 gamma, 1 beta, 2 the Linear's bias, 3 + k the stages' per-channel parameter k.
 __global__ void __launch_bounds__(ROW_THREADS) gn_backward_cols_kernel(BackwardArgs a) {
-  constexpr int COLS = 32, ROW_LANES = ROW_THREADS / COLS, SUMS = 3 + NCHAN;
+  constexpr int COLS = GN_COLS_SLAB, ROW_LANES = ROW_THREADS / COLS, SUMS = 3 + NCHAN;
   __shared__ double partial[SUMS][ROW_LANES][COLS + 1];
   const int tx = threadIdx.x % COLS, ty = threadIdx.x / COLS;
   const int N = a.N, col = blockIdx.x * COLS + tx;
@@ -2241,7 +2244,7 @@ const char* backward_epilogue(const elem_t* grad_out, long long sg0, long long s
     gn_backward_rows_kernel<<<(unsigned)((pairs + per_block - 1) / per_block), ROW_THREADS, 0, s>>>(a);
     if (const char* err = last_error()) return err;
   }
-  gn_backward_cols_kernel<<<(N + 31) / 32, ROW_THREADS, 0, s>>>(a);  // M == 0 writes zeros
+  gn_backward_cols_kernel<<<(N + GN_COLS_SLAB - 1) / GN_COLS_SLAB, ROW_THREADS, 0, s>>>(a);  // M == 0 writes zeros
   return last_error();
 }
 
