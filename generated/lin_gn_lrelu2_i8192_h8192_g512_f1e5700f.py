@@ -101,7 +101,7 @@ class ModelNew(nn.Module):
         self.leaky_relu = nn.LeakyReLU(negative_slope=negative_slope)
 
     def forward(self, x):
-        params = (("fc.weight", self.fc.weight), ("fc.bias", self.fc.bias), ("gn.weight", self.gn.weight), ("gn.bias", self.gn.bias), )
+        params = (("fc.weight", _param(self, "fc", "weight")), ("fc.bias", _param(self, "fc", "bias")), ("gn.weight", _param(self, "gn", "weight")), ("gn.bias", _param(self, "gn", "bias")), )
         _check_input(x, params)
         keep = torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for _, p in params))
         scalars = (float(self.leaky_relu.negative_slope), )
@@ -259,6 +259,14 @@ def _exact(rows, cols, reduce):
     """The launchers' rule (exact_for): does this GEMM (rows x cols over reduce) sum compensated?"""
     tiles = -(-rows // SIMT_TILE[0]) * SIMT_TILE[0] * (-(-cols // SIMT_TILE[1]) * SIMT_TILE[1]) * reduce
     return (EXACT_MAX_MACS > 0 and rows * cols * reduce <= EXACT_MAX_MACS) or tiles <= EXACT_MAX_TILE_MACS
+
+
+def _param(module, *path):
+    """module.a.b...name, a parameter, read through the modules' dictionaries: nn.Module's attribute lookup costs
+    about a microsecond a hop, a small layer's whole launch."""
+    for name in path[:-1]:
+        module = module._modules[name]
+    return module._parameters[path[-1]]
 
 
 _ABSENT = {}
