@@ -749,6 +749,68 @@ struct GemvT {
 };
 }  // namespace fg
 
+// ---- grad_weight of a few batch rows: an outer product, bound by writing dW ----
+// dW (N x K) = sum over m < M <= TILE_M of (dz + dz_lo)[m, n] x[m, k]: no reuse to tile for, every output is
+// written once (8192 x 8192: 268 MB, ~56 us at the H200's bandwidth). A thread writes VEC consecutive k of ROWS
+// rows n; the few terms are summed as Dot2 (error-free products and sums, one rounding at the end: as accurate
+// as the compensated engine, and free next to the 4 bytes stored per output), dz_lo's products into the
+// correction term.
+namespace fg {
+struct Outer {
+  static constexpr int TILE_M = Gemv::TILE_M;  // the most terms a sum has (batch rows)
+  static constexpr int THREADS = 256, VEC = 4, ROWS = 4;
+  static constexpr int COLS = THREADS * VEC;  // a block: ROWS x COLS outputs
+};
+
+// VEC_IO: 16-byte loads of x and stores of dW (K a multiple of 4, x's rows k-contiguous and aligned, dW aligned).
+template <bool VEC_IO>
+__global__ void __launch_bounds__(Outer::THREADS) grad_weight_outer_kernel(
+    const float* __restrict__ dz, const float* __restrict__ dz_lo, const float* __restrict__ x, long long sx0,
+    long long sx1, float* __restrict__ dw, int M, int N, int K) {
+  constexpr int TM = Outer::TILE_M, V = Outer::VEC;
+  const int k = (blockIdx.x * Outer::THREADS + threadIdx.x) * V, n0 = blockIdx.y * Outer::ROWS;
+  if (k >= K) return;
+  const int rows = min(TM, M);
+  float xv[TM][V];
+#pragma unroll
+  for (int m = 0; m < TM; ++m) {
+    if (m >= rows) break;
+    if constexpr (VEC_IO) {
+      const float4 v = __ldg(reinterpret_cast<const float4*>(x + m * sx0 + k));
+      xv[m][0] = v.x; xv[m][1] = v.y; xv[m][2] = v.z; xv[m][3] = v.w;
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j) xv[m][j] = k + j < K ? __ldg(x + m * sx0 + (long long)(k + j) * sx1) : 0.f;
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < Outer::ROWS; ++r) {
+    const int n = n0 + r;
+    if (n >= N) break;
+    float sum[V] = {}, comp[V] = {};
+#pragma unroll
+    for (int m = 0; m < TM; ++m) {
+      if (m >= rows) break;
+      const float d = __ldg(dz + (long long)m * N + n), d_lo = dz_lo ? __ldg(dz_lo + (long long)m * N + n) : 0.f;
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        Simt::dot2_step(sum[j], comp[j], d, xv[m][j]);
+        comp[j] = __fmaf_rn(d_lo, xv[m][j], comp[j]);
+      }
+    }
+    float* out = dw + (long long)n * K + k;
+    if constexpr (VEC_IO) {
+      *reinterpret_cast<float4*>(out) = make_float4(__fadd_rn(sum[0], comp[0]), __fadd_rn(sum[1], comp[1]),
+                                                    __fadd_rn(sum[2], comp[2]), __fadd_rn(sum[3], comp[3]));
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        if (k + j < K) out[j] = __fadd_rn(sum[j], comp[j]);
+    }
+  }
+}
+}  // namespace fg
+
 // ---- GEMM engine: tensor cores, mma.sync m16n8k8 TF32 (3xtf32), 3-stage cp.async pipeline ----
 // C(m, n) = sum_k A(m, k) * B(k, n) with A(m, k) = A[m*a_sm + k*a_sk] and B(k, n) = B[k*b_sk + n*b_sn].
 // 3xTF32: each fp32 operand is split into big = tf32(x) and small = tf32(x - big) (both rounded to
@@ -1842,7 +1904,7 @@ namespace fg {
 long long scratch_floats(int M, int N, int K);
 // The schedule a GEMM of rows x cols outputs over `reduce` gets (tma: the wgmma engine can read its raw
 // operand): engine 0 compensated SIMT, 1 the plan's tile, 2 the narrow tile, 3 wgmma, 4 and 5 the few-rows
-// engines (forward, backward); split-K slices.
+// engines (forward, backward), 6 grad_weight's outer product (a few batch rows); split-K slices.
 void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice);
 // chan: NCHAN pointers to the stages' per-channel parameters; scalars: NSCALAR stage constants (host arrays).
 // bias, gamma, beta (and dbias, dgamma, dbeta) are nullptr where the layer has no such parameter.
@@ -2010,7 +2072,9 @@ static const char* launch(Kernel kernel, int rows, int cols, int slices, cudaStr
 
 // ---- schedules: the engine and the split-K slices of one GEMM, chosen per call from its sizes ----
 // The batch is a run-time value, so the choice is too: every engine below is compiled into this module.
-enum class Engine { Exact, Main, Narrow, Wgmma, Gemv, GemvT };  // (api.h's numbers)
+enum class Engine { Exact, Main, Narrow, Wgmma, Gemv, GemvT, Outer };  // (api.h's numbers)
+// The few-rows engine a GEMM may take (a caller's fact, not a size): forward (16-byte rows), grad_input, grad_weight.
+enum class Few { None, Gemv, GemvT, Outer };
 struct Schedule {
   Engine engine;
   int split;          // split-K slices (1: none)
@@ -2068,16 +2132,18 @@ static Schedule split_schedule(Engine engine, long long rows, long long cols, lo
   return {engine, (int)split, (int)slice, split * tiles * E::ACC_M * E::ACC_N * E::THREADS};
 }
 
-// rows x cols outputs, each a sum over `reduce`; tma: the wgmma engine can read the raw operand. A GEMM of a
-// few rows runs on a few-rows engine when the caller has one for it: gemv, the forward (both operands' rows
-// 16-byte aligned); gemv_t, a backward GEMM (any strides).
-static Schedule schedule(long long rows, long long cols, long long reduce, bool tma, bool gemv = false,
-                         bool gemv_t = false) {
+// rows x cols outputs, each a sum over `reduce`; tma: the wgmma engine can read the raw operand; few: the
+// few-rows engine the caller has for it. A GEMM of a few rows runs on it (Gemv: the forward, both operands' rows
+// 16-byte aligned; GemvT: a backward GEMM, any strides), and grad_weight of a few batch rows, an outer product,
+// on Outer (compensated: it takes precedence over the exact rule, dz_lo included).
+static Schedule schedule(long long rows, long long cols, long long reduce, bool tma, Few few = Few::None) {
+  const long long few_rows = GEMV_ROWS_NOW < GEMV_MAX_ROWS ? GEMV_ROWS_NOW : GEMV_MAX_ROWS;
+  if (few == Few::Outer && reduce <= few_rows) return {Engine::Outer, 1, (int)reduce, 0};
   if (exact_for(rows, cols, reduce)) return {Engine::Exact, 1, (int)reduce, 0};
   // A few rows: a matrix-vector product, bound by streaming W; several blocks an SM keep enough of it in flight.
-  if (rows <= GEMV_ROWS_NOW && rows <= GEMV_MAX_ROWS) {
-    if (gemv) return split_schedule<Gemv>(Engine::Gemv, rows, cols, reduce, 4);
-    if (gemv_t) return split_schedule<GemvT>(Engine::GemvT, rows, cols, reduce, 8);
+  if (rows <= few_rows) {
+    if (few == Few::Gemv) return split_schedule<Gemv>(Engine::Gemv, rows, cols, reduce, 4);
+    if (few != Few::None) return split_schedule<GemvT>(Engine::GemvT, rows, cols, reduce, 8);
   }
   // A narrow GEMM streams W (little reuse): two blocks an SM keep more of it in flight (measured: batch 1-64
   // at 4096-8192, 8-23% less GPU time than one; docs/perf-notes.md v0.9).
@@ -2091,7 +2157,7 @@ static Schedule schedule(long long rows, long long cols, long long reduce, bool 
 }
 
 void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice) {
-  const Schedule sc = schedule(rows, cols, reduce, tma, tma);  // (as the forward GEMM, aligned when tma)
+  const Schedule sc = schedule(rows, cols, reduce, tma, tma ? Few::Gemv : Few::None);  // (as the forward GEMM, aligned when tma)
   *engine = static_cast<int>(sc.engine);
   *split = sc.split;
   *slice = sc.slice;
@@ -2177,9 +2243,9 @@ static StageArgs stage_args(const elem_t* const* chan, const float* scalars) {
 long long scratch_floats(int M, int N, int K) {
   long long most = 0;
   for (bool tma : {true, false}) {
-    const long long need[3] = {schedule_scratch(schedule(M, N, K, tma, tma), M, K),
-                               schedule_scratch(schedule(M, K, N, tma, false, true), M, N),
-                               schedule_scratch(schedule(N, K, M, tma, false, true), N, M)};
+    const long long need[3] = {schedule_scratch(schedule(M, N, K, tma, tma ? Few::Gemv : Few::None), M, K),
+                               schedule_scratch(schedule(M, K, N, tma, Few::GemvT), M, N),
+                               schedule_scratch(schedule(N, K, M, tma, Few::Outer), N, M)};
     for (long long n : need) most = n > most ? n : most;
   }
   return most;
@@ -2208,7 +2274,8 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
                       reinterpret_cast<double2*>(partials), M, N, K, eps, stage_args(chan, scalars)};
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   const bool vec = vec_ok(x, sx0, sx1, true) && vec_ok(w, sw0, sw1, true);
-  const Schedule sc = schedule(M, N, K, tma_ok(w, sw0, sw1), vec && K % 4 == 0);
+  const Schedule sc = schedule(M, N, K, tma_ok(w, sw0, sw1),
+                               vec && K % 4 == 0 ? Few::Gemv : Few::None);
   SplitK sk;
   if (const char* err = split_k(sc, 0, scratch, &sk)) return err;
   const char* err = nullptr;
@@ -2262,7 +2329,7 @@ const char* grad_input(const compute_t* dz, const compute_t* dz_lo, const elem_t
                        elem_t* dx, float* scratch, int M, int N, int K, void* stream) {
   if (M == 0 || K == 0) return nullptr;
   const Schedule sc = exact_dx_for(M, N, K) ? Schedule{Engine::Exact, 1, N, 0}
-                                            : schedule(M, K, N, tma_ok(w, sw0, sw1), false, true);
+                                            : schedule(M, K, N, tma_ok(w, sw0, sw1), Few::GemvT);
   if (dz_lo && sc.engine != Engine::Exact) return "dz_lo given for a GEMM that is not compensated";
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   // dz (M, N) k-fast with row stride N; W (N, K) n-fast: its contiguous index is the output column k.
@@ -2286,9 +2353,18 @@ const char* grad_input(const compute_t* dz, const compute_t* dz_lo, const elem_t
 const char* grad_weight(const compute_t* dz, const compute_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
                         elem_t* dw, float* scratch, int M, int N, int K, void* stream) {
   if (N == 0 || K == 0) return nullptr;
-  const Schedule sc = schedule(N, K, M, M > 0 && tma_ok(x, sx0, sx1), false, true);
-  if (dz_lo && sc.engine != Engine::Exact) return "dz_lo given for a GEMM that is not compensated";
+  const Schedule sc = schedule(N, K, M, M > 0 && tma_ok(x, sx0, sx1), Few::Outer);
+  if (dz_lo && sc.engine != Engine::Exact && sc.engine != Engine::Outer)
+    return "dz_lo given for a GEMM that is not compensated";
   cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (sc.engine == Engine::Outer) {
+    const dim3 grid((unsigned)((K + Outer::COLS - 1) / Outer::COLS), (unsigned)((N + Outer::ROWS - 1) / Outer::ROWS));
+    if (grid.y > 65535) return "too many weight rows for one launch of the outer-product kernel";
+    const bool vec = K % 4 == 0 && vec_ok(x, sx0, sx1, true) && reinterpret_cast<uintptr_t>(dw) % 16 == 0;
+    if (vec) grad_weight_outer_kernel<true><<<grid, Outer::THREADS, 0, s>>>(dz, dz_lo, x, sx0, sx1, dw, M, N, K);
+    else grad_weight_outer_kernel<false><<<grid, Outer::THREADS, 0, s>>>(dz, dz_lo, x, sx0, sx1, dw, M, N, K);
+    return last_error();
+  }
   // dz^T (N, M) n-fast (its contiguous index is the output row n); x (M, K) k-fast along the output column.
   if (sc.engine == Engine::Wgmma) {  // P = dz^T (N x M), R = x (M x K): dW (N x K)
     float *hi, *lo;
@@ -2330,7 +2406,7 @@ namespace fg {
 long long scratch_floats(int M, int N, int K);
 // The schedule a GEMM of rows x cols outputs over `reduce` gets (tma: the wgmma engine can read its raw
 // operand): engine 0 compensated SIMT, 1 the plan's tile, 2 the narrow tile, 3 wgmma, 4 and 5 the few-rows
-// engines (forward, backward); split-K slices.
+// engines (forward, backward), 6 grad_weight's outer product (a few batch rows); split-K slices.
 void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice);
 // chan: NCHAN pointers to the stages' per-channel parameters; scalars: NSCALAR stage constants (host arrays).
 // bias, gamma, beta (and dbias, dgamma, dbeta) are nullptr where the layer has no such parameter.
@@ -2495,7 +2571,7 @@ std::tuple<std::string, int64_t, int64_t> schedule(int64_t rows, int64_t cols, i
   int engine = 0, split = 0, slice = 0;
   fg::schedule_of(to_int(rows, "rows"), to_int(cols, "cols"), to_int(reduce, "reduce"), tma, &engine, &split,
                   &slice);
-  static const char* names[] = {"simt_fp32 compensated", "mma_tf32 m128n128k32w2x4s3", "mma_tf32 narrow m32n128k32w1x4s3", "wgmma_tf32 m128n128s3", "gemv_fp32 m4", "gemv_t_fp32 m4"};
+  static const char* names[] = {"simt_fp32 compensated", "mma_tf32 m128n128k32w2x4s3", "mma_tf32 narrow m32n128k32w1x4s3", "wgmma_tf32 m128n128s3", "gemv_fp32 m4", "gemv_t_fp32 m4", "outer_fp32 m4"};
   return {names[engine], split, slice};
 }
 
