@@ -101,7 +101,7 @@ class ModelNew(nn.Module):
         self.leaky_relu = nn.LeakyReLU(negative_slope=negative_slope)
 
     def forward(self, x):
-        params = (("fc.weight", self.fc.weight), ("fc.bias", self.fc.bias), ("gn.weight", self.gn.weight), ("gn.bias", self.gn.bias), )
+        params = (("fc.weight", _param(self, "fc", "weight")), ("fc.bias", _param(self, "fc", "bias")), ("gn.weight", _param(self, "gn", "weight")), ("gn.bias", _param(self, "gn", "bias")), )
         _check_input(x, params)
         keep = torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for _, p in params))
         scalars = (float(self.leaky_relu.negative_slope), )
@@ -261,6 +261,14 @@ def _exact(rows, cols, reduce):
     return (EXACT_MAX_MACS > 0 and rows * cols * reduce <= EXACT_MAX_MACS) or tiles <= EXACT_MAX_TILE_MACS
 
 
+def _param(module, *path):
+    """module.a.b...name, a parameter, read through the modules' dictionaries: nn.Module's attribute lookup costs
+    about a microsecond a hop, a small layer's whole launch."""
+    for name in path[:-1]:
+        module = module._modules[name]
+    return module._parameters[path[-1]]
+
+
 _ABSENT = {}
 
 
@@ -321,6 +329,7 @@ constexpr long long EXACT_MAX_MACS = 0ll;  // small GEMMs: compensated sums
 constexpr int EXACT_DX_MAX_INPUT = 8;  // grad_input too for so few inputs (0: never)
 constexpr long long EXACT_MAX_TILE_MACS = 4194304ll;  // tiny GEMMs (in whole tiles): compensated
 constexpr int ROW_THREADS = 256;                  // block size of the per-group and per-column kernels
+constexpr int GN_COLS_SLAB = 8;                   // columns a block of gn_backward_cols sums (gn_backward.cuh)
 constexpr bool HAS_BIAS = true;  // the Linear adds a bias
 constexpr bool GN_AFFINE = true;  // the GroupNorm has weight and bias
 constexpr int NCHAN = 0;    // per-channel parameters the stages read
@@ -592,6 +601,213 @@ __device__ __forceinline__ bool split_k_finish(float (&acc)[E::ACC_M][E::ACC_N],
       for (int j = 0; j < E::ACC_N; ++j) acc[i][j] += __ldcg(plane + (i * E::ACC_N + j) * E::EPI_THREADS);
   }
   return true;
+}
+}  // namespace fg
+
+// ---- GEMM engine for a few rows (batch 1-4 forward): fp32 FFMA, a warp per output column ----
+// z = x W^T with a handful of rows is a matrix-vector product, bound by streaming W once. A tensor-core tile
+// of 32 rows spends its (3xTF32: three products a term) work on padding there. Here a warp owns a few output
+// columns at a time: its lanes walk k with 16-byte loads of W's rows (k-contiguous) straight from global
+// memory, each lane sums its share of k, a shuffle tree adds the lanes. FFMA products are exact and no sum is
+// longer than K/128 terms a lane: fp32 accuracy at least.
+// Forward only (both operands k-contiguous, 16-byte rows: the launcher checks); the fragment it hands the
+// epilogue is the usual one: TILE_M rows of one column a thread (row(i), col(j)).
+namespace fg {
+struct Gemv {
+  static constexpr int TILE_M = 4;  // output tile rows: every row of the GEMM
+  static constexpr int THREADS = BN;                     // a thread holds one column of the tile
+  static constexpr int EPI_THREADS = THREADS;
+  static __device__ __forceinline__ void sync() { __syncthreads(); }
+  static constexpr int ACC_M = TILE_M, ACC_N = 1;
+  static constexpr bool VEC_COPIES = true;
+  static constexpr bool QUAD_FRAGMENTS = false;
+  static constexpr int FORWARD_MIN_BLOCKS = 1;  // few registers: occupancy comes by itself
+  static constexpr int COLS = 4;                // columns a warp sums at once: independent loads in flight
+  static constexpr int SMEM_FLOATS = TILE_M * BN;  // the warps' sums, read back one column a thread
+  static_assert(BN % 32 == 0, "a warp owns whole runs of 32 columns");
+  static __device__ __forceinline__ int row(int i) { return i; }
+  static __device__ __forceinline__ int col(int) { return threadIdx.x; }
+
+  // C(m, n) = sum_k A[m * a_sm + k] B[n * b_sn + k] over k < K (the slice): A = x, B = W.
+  template <bool A_K_FAST, bool B_K_FAST, bool EVEN_K, bool EXACT, bool VEC>
+  static __device__ __forceinline__ void mainloop(float (&acc)[ACC_M][ACC_N], float* smem,
+                                                  const float* __restrict__ A, long long a_sm, long long a_sk,
+                                                  const float* __restrict__ B, long long b_sk, long long b_sn,
+                                                  int M, int N, int K, int m0, int n0) {
+    static_assert(A_K_FAST && B_K_FAST && VEC && !EXACT, "the few-rows engine reads k-contiguous 16-byte rows");
+    (void)a_sk; (void)b_sk;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, rows = min(TILE_M, M - m0);
+    for (int c0 = 0; c0 < 32; c0 += COLS) {
+      float part[TILE_M][COLS];
+      const float* w[COLS];
+      bool live[COLS];
+#pragma unroll
+      for (int c = 0; c < COLS; ++c) {
+        const int n = n0 + warp * 32 + c0 + c;
+        live[c] = n < N;
+        w[c] = B + (long long)(live[c] ? n : n0) * b_sn;
+#pragma unroll
+        for (int i = 0; i < TILE_M; ++i) part[i][c] = 0.f;
+      }
+#pragma unroll 2
+      for (int k = lane * 4; k < K; k += 128) {  // K is a multiple of 4 (16-byte rows)
+        float4 wv[COLS];
+#pragma unroll
+        for (int c = 0; c < COLS; ++c)
+          wv[c] = live[c] ? __ldg(reinterpret_cast<const float4*>(w[c] + k)) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int i = 0; i < TILE_M; ++i) {
+          if (i >= rows) break;
+          const float4 xv = __ldg(reinterpret_cast<const float4*>(A + (m0 + i) * a_sm + k));
+#pragma unroll
+          for (int c = 0; c < COLS; ++c) {
+            part[i][c] = fmaf(xv.x, wv[c].x, part[i][c]);
+            part[i][c] = fmaf(xv.y, wv[c].y, part[i][c]);
+            part[i][c] = fmaf(xv.z, wv[c].z, part[i][c]);
+            part[i][c] = fmaf(xv.w, wv[c].w, part[i][c]);
+          }
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < TILE_M; ++i)
+#pragma unroll
+        for (int c = 0; c < COLS; ++c) {
+          float v = part[i][c];
+#pragma unroll
+          for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+          if (lane == 0) smem[i * BN + warp * 32 + c0 + c] = v;
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < TILE_M; ++i) acc[i][0] = smem[i * BN + threadIdx.x];
+  }
+};
+}  // namespace fg
+
+// ---- the backward GEMMs of a few rows: one output column a thread, the reduction walked in order ----
+// grad_input (dx = dz W: W read along its rows, each row contiguous over the output columns) and grad_weight
+// of at most TILE_M rows. Thread t owns column n0 + t: at each step r of the reduction the block reads one row
+// of B across its columns (coalesced when that row is contiguous) and the TILE_M values A(m, r) every thread
+// shares (broadcast). UNROLL steps of loads in flight a thread; the sums restart every PROMOTE_K into totals.
+namespace fg {
+struct GemvT {
+  static constexpr int TILE_M = Gemv::TILE_M;
+  static constexpr int THREADS = BN;
+  static constexpr int EPI_THREADS = THREADS;
+  static __device__ __forceinline__ void sync() { __syncthreads(); }
+  static constexpr int ACC_M = TILE_M, ACC_N = 1;
+  static constexpr bool VEC_COPIES = false;
+  static constexpr bool QUAD_FRAGMENTS = false;
+  static constexpr int FORWARD_MIN_BLOCKS = 1;
+  static constexpr int UNROLL = 16;
+  static constexpr int SMEM_FLOATS = 0;
+  static_assert(PROMOTE_K == 0 || PROMOTE_K % UNROLL == 0, "a promotion interval holds whole unrolled steps");
+  static __device__ __forceinline__ int row(int i) { return i; }
+  static __device__ __forceinline__ int col(int) { return threadIdx.x; }
+
+  // C(m, n) = sum_r A[m * a_sm + r * a_sk] B[r * b_sk + n * b_sn] over r < K (the slice), any strides.
+  template <bool A_K_FAST, bool B_K_FAST, bool EVEN_K, bool EXACT, bool VEC>
+  static __device__ __forceinline__ void mainloop(float (&acc)[ACC_M][ACC_N], float* smem,
+                                                  const float* __restrict__ A, long long a_sm, long long a_sk,
+                                                  const float* __restrict__ B, long long b_sk, long long b_sn,
+                                                  int M, int N, int K, int m0, int n0) {
+    static_assert(!EXACT && !VEC, "the few-rows engine has no compensated or 16-byte form");
+    (void)smem;
+    const int n = n0 + threadIdx.x, rows = min(TILE_M, M - m0);
+    const bool live = n < N;
+    const float* b = B + (long long)(live ? n : n0) * b_sn;
+    float total[TILE_M];
+#pragma unroll
+    for (int i = 0; i < TILE_M; ++i) acc[i][0] = total[i] = 0.f;
+    int r = 0;
+    for (; r + UNROLL <= K; r += UNROLL) {
+      float bv[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) bv[u] = live ? __ldg(b + (long long)(r + u) * b_sk) : 0.f;
+#pragma unroll
+      for (int i = 0; i < TILE_M; ++i) {
+        if (i >= rows) break;
+        const float* a = A + (long long)(m0 + i) * a_sm + (long long)r * a_sk;
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) acc[i][0] = fmaf(__ldg(a + u * a_sk), bv[u], acc[i][0]);
+      }
+      if (PROMOTE_K && (r + UNROLL) % (PROMOTE_K ? PROMOTE_K : 1) == 0) {  // restart the FMA chains
+#pragma unroll
+        for (int i = 0; i < TILE_M; ++i) { total[i] += acc[i][0]; acc[i][0] = 0.f; }
+      }
+    }
+    for (; r < K; ++r) {  // the tail (K is not always a multiple of UNROLL)
+      const float bv = live ? __ldg(b + (long long)r * b_sk) : 0.f;
+#pragma unroll
+      for (int i = 0; i < TILE_M; ++i)
+        if (i < rows) acc[i][0] = fmaf(__ldg(A + (long long)(m0 + i) * a_sm + (long long)r * a_sk), bv, acc[i][0]);
+    }
+#pragma unroll
+    for (int i = 0; i < TILE_M; ++i) acc[i][0] += total[i];
+  }
+};
+}  // namespace fg
+
+// ---- grad_weight of a few batch rows: an outer product, bound by writing dW ----
+// dW (N x K) = sum over m < M <= TILE_M of (dz + dz_lo)[m, n] x[m, k]: no reuse to tile for, every output is
+// written once (8192 x 8192: 268 MB, ~56 us at the H200's bandwidth). A thread writes VEC consecutive k of ROWS
+// rows n; the few terms are summed as Dot2 (error-free products and sums, one rounding at the end: as accurate
+// as the compensated engine, and free next to the 4 bytes stored per output), dz_lo's products into the
+// correction term.
+namespace fg {
+struct Outer {
+  static constexpr int TILE_M = Gemv::TILE_M;  // the most terms a sum has (batch rows)
+  static constexpr int THREADS = 256, VEC = 4, ROWS = 4;
+  static constexpr int COLS = THREADS * VEC;  // a block: ROWS x COLS outputs
+};
+
+// VEC_IO: 16-byte loads of x and stores of dW (K a multiple of 4, x's rows k-contiguous and aligned, dW aligned).
+template <bool VEC_IO>
+__global__ void __launch_bounds__(Outer::THREADS) grad_weight_outer_kernel(
+    const float* __restrict__ dz, const float* __restrict__ dz_lo, const float* __restrict__ x, long long sx0,
+    long long sx1, float* __restrict__ dw, int M, int N, int K) {
+  constexpr int TM = Outer::TILE_M, V = Outer::VEC;
+  const int k = (blockIdx.x * Outer::THREADS + threadIdx.x) * V, n0 = blockIdx.y * Outer::ROWS;
+  if (k >= K) return;
+  const int rows = min(TM, M);
+  float xv[TM][V];
+#pragma unroll
+  for (int m = 0; m < TM; ++m) {
+    if (m >= rows) break;
+    if constexpr (VEC_IO) {
+      const float4 v = __ldg(reinterpret_cast<const float4*>(x + m * sx0 + k));
+      xv[m][0] = v.x; xv[m][1] = v.y; xv[m][2] = v.z; xv[m][3] = v.w;
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j) xv[m][j] = k + j < K ? __ldg(x + m * sx0 + (long long)(k + j) * sx1) : 0.f;
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < Outer::ROWS; ++r) {
+    const int n = n0 + r;
+    if (n >= N) break;
+    float sum[V] = {}, comp[V] = {};
+#pragma unroll
+    for (int m = 0; m < TM; ++m) {
+      if (m >= rows) break;
+      const float d = __ldg(dz + (long long)m * N + n), d_lo = dz_lo ? __ldg(dz_lo + (long long)m * N + n) : 0.f;
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        Simt::dot2_step(sum[j], comp[j], d, xv[m][j]);
+        comp[j] = __fmaf_rn(d_lo, xv[m][j], comp[j]);
+      }
+    }
+    float* out = dw + (long long)n * K + k;
+    if constexpr (VEC_IO) {
+      *reinterpret_cast<float4*>(out) = make_float4(__fadd_rn(sum[0], comp[0]), __fadd_rn(sum[1], comp[1]),
+                                                    __fadd_rn(sum[2], comp[2]), __fadd_rn(sum[3], comp[3]));
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        if (k + j < K) out[j] = __fadd_rn(sum[j], comp[j]);
+    }
+  }
 }
 }  // namespace fg
 
@@ -1638,10 +1854,12 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_rows_kernel(BackwardA
   }
 }
 
-// One column per thread of a 32-wide slab; 8 row lanes each sum every 8th row, then a fixed-order combine.
+// One column per thread of an 8-wide slab; 32 row lanes each sum every 32nd row, then a fixed-order combine.
+// (8 columns, not 32: N / 8 blocks fill the GPU at hidden 512-1024, where 32-wide slabs gave 16-32 blocks a
+// long serial walk each; a warp still reads whole 32-byte sectors.)
 // Sums: 0 gamma, 1 beta, 2 the Linear's bias, 3 + k the stages' per-channel parameter k.
 __global__ void __launch_bounds__(ROW_THREADS) gn_backward_cols_kernel(BackwardArgs a) {
-  constexpr int COLS = 32, ROW_LANES = ROW_THREADS / COLS, SUMS = 3 + NCHAN;
+  constexpr int COLS = GN_COLS_SLAB, ROW_LANES = ROW_THREADS / COLS, SUMS = 3 + NCHAN;
   __shared__ double partial[SUMS][ROW_LANES][COLS + 1];
   const int tx = threadIdx.x % COLS, ty = threadIdx.x / COLS;
   const int N = a.N, col = blockIdx.x * COLS + tx;
@@ -1685,7 +1903,8 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_cols_kernel(BackwardA
 namespace fg {
 long long scratch_floats(int M, int N, int K);
 // The schedule a GEMM of rows x cols outputs over `reduce` gets (tma: the wgmma engine can read its raw
-// operand): engine 0 compensated SIMT, 1 the plan's tile, 2 the narrow tile, 3 wgmma; split-K slices.
+// operand): engine 0 compensated SIMT, 1 the plan's tile, 2 the narrow tile, 3 wgmma, 4 and 5 the few-rows
+// engines (forward, backward), 6 grad_weight's outer product (a few batch rows); split-K slices.
 void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice);
 // chan: NCHAN pointers to the stages' per-channel parameters; scalars: NSCALAR stage constants (host arrays).
 // bias, gamma, beta (and dbias, dgamma, dbeta) are nullptr where the layer has no such parameter.
@@ -1736,7 +1955,7 @@ __global__ void __launch_bounds__(E::THREADS, EXACT ? 1 : E::FORWARD_MIN_BLOCKS)
   if constexpr (!EXACT) {  // (compensated GEMMs are never split: see schedule())
     if (!split_k_finish<E>(acc, sk)) return;
   }
-  if constexpr (EXACT) gn_epilogue_smem<E>(acc, smem, a, a.M, N, m0, n0);
+  if constexpr (EXACT || !E::QUAD_FRAGMENTS) gn_epilogue_smem<E>(acc, smem, a, a.M, N, m0, n0);
   else gn_epilogue_fragment<E>(acc, a, a.M, N, m0, n0);
 }
 
@@ -1853,7 +2072,9 @@ static const char* launch(Kernel kernel, int rows, int cols, int slices, cudaStr
 
 // ---- schedules: the engine and the split-K slices of one GEMM, chosen per call from its sizes ----
 // The batch is a run-time value, so the choice is too: every engine below is compiled into this module.
-enum class Engine { Exact, Main, Narrow, Wgmma };  // (api.h's numbers)
+enum class Engine { Exact, Main, Narrow, Wgmma, Gemv, GemvT, Outer };  // (api.h's numbers)
+// The few-rows engine a GEMM may take (a caller's fact, not a size): forward (16-byte rows), grad_input, grad_weight.
+enum class Few { None, Gemv, GemvT, Outer };
 struct Schedule {
   Engine engine;
   int split;          // split-K slices (1: none)
@@ -1861,9 +2082,11 @@ struct Schedule {
   long long planes;   // floats of split-K partial tiles (0 unless split)
 };
 constexpr int NARROW_MAX_ROWS = 64;  // GEMMs with at most this many rows: narrow tiles
+constexpr int GEMV_MAX_ROWS = 4;  // and at most this many: the few-rows engine
 
 // Measurement overrides, read once (unset: the rules below): FUSEGEN_MAX_SPLIT caps the split-K slices (1: no
-// split-K), FUSEGEN_NARROW_MAX_ROWS the rows that get the narrow tile (0: never), FUSEGEN_WGMMA_MIN_TILES the
+// split-K), FUSEGEN_NARROW_MAX_ROWS / FUSEGEN_GEMV_MAX_ROWS the rows that get the narrow tile / the few-rows
+// engine (0: never), FUSEGEN_WGMMA_MIN_TILES the
 // output tiles from which wgmma runs, FUSEGEN_SPLIT_WAVES the blocks split-K aims at (in SMs). For benchmarks
 // comparing schedules without a rebuild.
 static long long env_or(const char* name, long long fallback) {
@@ -1872,6 +2095,7 @@ static long long env_or(const char* name, long long fallback) {
 }
 static const long long MAX_SPLIT_NOW = env_or("FUSEGEN_MAX_SPLIT", MAX_SPLIT);
 static const long long NARROW_ROWS_NOW = env_or("FUSEGEN_NARROW_MAX_ROWS", NARROW_MAX_ROWS);
+static const long long GEMV_ROWS_NOW = env_or("FUSEGEN_GEMV_MAX_ROWS", GEMV_MAX_ROWS);
 static const long long SPLIT_WAVES_NOW = env_or("FUSEGEN_SPLIT_WAVES", 0);  // (0: each engine's own)
 
 static int sm_count() {
@@ -1908,9 +2132,19 @@ static Schedule split_schedule(Engine engine, long long rows, long long cols, lo
   return {engine, (int)split, (int)slice, split * tiles * E::ACC_M * E::ACC_N * E::THREADS};
 }
 
-// rows x cols outputs, each a sum over `reduce`; tma: the wgmma engine can read the raw operand.
-static Schedule schedule(long long rows, long long cols, long long reduce, bool tma) {
+// rows x cols outputs, each a sum over `reduce`; tma: the wgmma engine can read the raw operand; few: the
+// few-rows engine the caller has for it. A GEMM of a few rows runs on it (Gemv: the forward, both operands' rows
+// 16-byte aligned; GemvT: a backward GEMM, any strides), and grad_weight of a few batch rows, an outer product,
+// on Outer (compensated: it takes precedence over the exact rule, dz_lo included).
+static Schedule schedule(long long rows, long long cols, long long reduce, bool tma, Few few = Few::None) {
+  const long long few_rows = GEMV_ROWS_NOW < GEMV_MAX_ROWS ? GEMV_ROWS_NOW : GEMV_MAX_ROWS;
+  if (few == Few::Outer && reduce <= few_rows) return {Engine::Outer, 1, (int)reduce, 0};
   if (exact_for(rows, cols, reduce)) return {Engine::Exact, 1, (int)reduce, 0};
+  // A few rows: a matrix-vector product, bound by streaming W; several blocks an SM keep enough of it in flight.
+  if (rows <= few_rows) {
+    if (few == Few::Gemv) return split_schedule<Gemv>(Engine::Gemv, rows, cols, reduce, 4);
+    if (few != Few::None) return split_schedule<GemvT>(Engine::GemvT, rows, cols, reduce, 8);
+  }
   // A narrow GEMM streams W (little reuse): two blocks an SM keep more of it in flight (measured: batch 1-64
   // at 4096-8192, 8-23% less GPU time than one; docs/perf-notes.md v0.9).
   if (rows <= NARROW_ROWS_NOW) return split_schedule<MmaNarrow>(Engine::Narrow, rows, cols, reduce, 2);
@@ -1923,7 +2157,7 @@ static Schedule schedule(long long rows, long long cols, long long reduce, bool 
 }
 
 void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice) {
-  const Schedule sc = schedule(rows, cols, reduce, tma);
+  const Schedule sc = schedule(rows, cols, reduce, tma, tma ? Few::Gemv : Few::None);  // (as the forward GEMM, aligned when tma)
   *engine = static_cast<int>(sc.engine);
   *split = sc.split;
   *slice = sc.slice;
@@ -1967,10 +2201,11 @@ static bool vec_ok(const float* X, long long s_r, long long s_k, bool k_fast) {
 // The backward GEMMs' launch sequence. Exact: with dz_lo, its product (plain fp32: it is ~2^-24 of the total) on
 // the main engine, then dz's compensated on the SIMT engine, added to it: two launches, so that one kernel
 // never holds both passes' state (it would spill). Otherwise the schedule's engine, split-K as it says.
-template <typename MainKernel, typename NarrowKernel, typename ExactKernel, typename... Rest>
+template <typename MainKernel, typename NarrowKernel, typename GemvKernel, typename ExactKernel, typename... Rest>
 static const char* launch_backward(const Schedule& sc, const SplitK& sk, MainKernel main_kernel,
-                                   NarrowKernel narrow_kernel, ExactKernel exact_kernel, int rows, int cols,
-                                   cudaStream_t s, const float* dz, const float* dz_lo, Rest... rest) {
+                                   NarrowKernel narrow_kernel, GemvKernel gemv_kernel, ExactKernel exact_kernel,
+                                   int rows, int cols, cudaStream_t s, const float* dz, const float* dz_lo,
+                                   Rest... rest) {
   if constexpr (!std::is_same<ExactKernel, std::nullptr_t>::value) {  // (nullptr: the plan compiles none)
     if (sc.engine == Engine::Exact) {
       const SplitK none{nullptr, nullptr, sk.slice};
@@ -1981,6 +2216,8 @@ static const char* launch_backward(const Schedule& sc, const SplitK& sk, MainKer
   }
   if (sc.engine == Engine::Narrow)
     return launch<MmaNarrow>(narrow_kernel, rows, cols, sc.split, s, sk, dz, rest..., false);
+  if (sc.engine == Engine::GemvT) return launch<GemvT>(gemv_kernel, rows, cols, sc.split, s, sk, dz, rest..., false);
+
   return launch<Main>(main_kernel, rows, cols, sc.split, s, sk, dz, rest..., false);
 }
 
@@ -1998,15 +2235,19 @@ static StageArgs stage_args(const elem_t* const* chan, const float* scalars) {
 #define FG_EXACT_KERNEL(kernel) kernel<Simt, true, false>
 #define FG_EXACT_DX_KERNEL(kernel) kernel<Simt, true, false>
 #define FG_NARROW_KERNEL(kernel, vec) FG_KERNEL(kernel, MmaNarrow, vec)
+#define FG_GEMV_T_KERNEL(kernel) kernel<GemvT, false, false>
+
 
 // The three GEMMs' schedules: forward z (M x N over K), grad_input dx (M x K over N), grad_weight dW (N x K
 // over M); scratch covers the largest, whether or not the wgmma engine can read the operands.
 long long scratch_floats(int M, int N, int K) {
   long long most = 0;
-  const long long need[6] = {schedule_scratch(schedule(M, N, K, true), M, K), schedule_scratch(schedule(M, N, K, false), M, K),
-                             schedule_scratch(schedule(M, K, N, true), M, N), schedule_scratch(schedule(M, K, N, false), M, N),
-                             schedule_scratch(schedule(N, K, M, true), N, M), schedule_scratch(schedule(N, K, M, false), N, M)};
-  for (long long n : need) most = n > most ? n : most;
+  for (bool tma : {true, false}) {
+    const long long need[3] = {schedule_scratch(schedule(M, N, K, tma, tma ? Few::Gemv : Few::None), M, K),
+                               schedule_scratch(schedule(M, K, N, tma, Few::GemvT), M, N),
+                               schedule_scratch(schedule(N, K, M, tma, Few::Outer), N, M)};
+    for (long long n : need) most = n > most ? n : most;
+  }
   return most;
 }
 
@@ -2033,7 +2274,8 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
                       reinterpret_cast<double2*>(partials), M, N, K, eps, stage_args(chan, scalars)};
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   const bool vec = vec_ok(x, sx0, sx1, true) && vec_ok(w, sw0, sw1, true);
-  const Schedule sc = schedule(M, N, K, tma_ok(w, sw0, sw1));
+  const Schedule sc = schedule(M, N, K, tma_ok(w, sw0, sw1),
+                               vec && K % 4 == 0 ? Few::Gemv : Few::None);
   SplitK sk;
   if (const char* err = split_k(sc, 0, scratch, &sk)) return err;
   const char* err = nullptr;
@@ -2051,6 +2293,9 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
       break;
     case Engine::Narrow:
       err = launch<MmaNarrow>(FG_NARROW_KERNEL(linear_gn_forward_kernel, vec), M, N, sc.split, s, a, sk);
+      break;
+    case Engine::Gemv:
+      err = launch<Gemv>(linear_gn_forward_kernel<Gemv, false, true>, M, N, sc.split, s, a, sk);
       break;
     default:
       err = launch<Main>(FG_MAIN_KERNEL(linear_gn_forward_kernel, vec), M, N, sc.split, s, a, sk);
@@ -2074,7 +2319,7 @@ const char* backward_epilogue(const elem_t* grad_out, long long sg0, long long s
     gn_backward_rows_kernel<<<(unsigned)((pairs + per_block - 1) / per_block), ROW_THREADS, 0, s>>>(a);
     if (const char* err = last_error()) return err;
   }
-  gn_backward_cols_kernel<<<(N + 31) / 32, ROW_THREADS, 0, s>>>(a);  // M == 0 writes zeros
+  gn_backward_cols_kernel<<<(N + GN_COLS_SLAB - 1) / GN_COLS_SLAB, ROW_THREADS, 0, s>>>(a);  // M == 0 writes zeros
   return last_error();
 }
 
@@ -2084,7 +2329,7 @@ const char* grad_input(const compute_t* dz, const compute_t* dz_lo, const elem_t
                        elem_t* dx, float* scratch, int M, int N, int K, void* stream) {
   if (M == 0 || K == 0) return nullptr;
   const Schedule sc = exact_dx_for(M, N, K) ? Schedule{Engine::Exact, 1, N, 0}
-                                            : schedule(M, K, N, tma_ok(w, sw0, sw1));
+                                            : schedule(M, K, N, tma_ok(w, sw0, sw1), Few::GemvT);
   if (dz_lo && sc.engine != Engine::Exact) return "dz_lo given for a GEMM that is not compensated";
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   // dz (M, N) k-fast with row stride N; W (N, K) n-fast: its contiguous index is the output column k.
@@ -2101,15 +2346,25 @@ const char* grad_input(const compute_t* dz, const compute_t* dz_lo, const elem_t
   const bool vec = N % 4 == 0 && vec_ok(dz, N, 1, true) && (!dz_lo || vec_ok(dz_lo, N, 1, true)) &&
                    vec_ok(w, sw1, sw0, false);
   return launch_backward(sc, sk, FG_MAIN_KERNEL(grad_input_kernel, vec), FG_NARROW_KERNEL(grad_input_kernel, vec),
-                         FG_EXACT_DX_KERNEL(grad_input_kernel), M, K, s, dz, dz_lo, w, sw0, sw1, dx, M, N, K);
+                         FG_GEMV_T_KERNEL(grad_input_kernel), FG_EXACT_DX_KERNEL(grad_input_kernel), M, K, s, dz,
+                         dz_lo, w, sw0, sw1, dx, M, N, K);
 }
 
 const char* grad_weight(const compute_t* dz, const compute_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
                         elem_t* dw, float* scratch, int M, int N, int K, void* stream) {
   if (N == 0 || K == 0) return nullptr;
-  const Schedule sc = schedule(N, K, M, M > 0 && tma_ok(x, sx0, sx1));
-  if (dz_lo && sc.engine != Engine::Exact) return "dz_lo given for a GEMM that is not compensated";
+  const Schedule sc = schedule(N, K, M, M > 0 && tma_ok(x, sx0, sx1), Few::Outer);
+  if (dz_lo && sc.engine != Engine::Exact && sc.engine != Engine::Outer)
+    return "dz_lo given for a GEMM that is not compensated";
   cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (sc.engine == Engine::Outer) {
+    const dim3 grid((unsigned)((K + Outer::COLS - 1) / Outer::COLS), (unsigned)((N + Outer::ROWS - 1) / Outer::ROWS));
+    if (grid.y > 65535) return "too many weight rows for one launch of the outer-product kernel";
+    const bool vec = K % 4 == 0 && vec_ok(x, sx0, sx1, true) && reinterpret_cast<uintptr_t>(dw) % 16 == 0;
+    if (vec) grad_weight_outer_kernel<true><<<grid, Outer::THREADS, 0, s>>>(dz, dz_lo, x, sx0, sx1, dw, M, N, K);
+    else grad_weight_outer_kernel<false><<<grid, Outer::THREADS, 0, s>>>(dz, dz_lo, x, sx0, sx1, dw, M, N, K);
+    return last_error();
+  }
   // dz^T (N, M) n-fast (its contiguous index is the output row n); x (M, K) k-fast along the output column.
   if (sc.engine == Engine::Wgmma) {  // P = dz^T (N x M), R = x (M x K): dW (N x K)
     float *hi, *lo;
@@ -2124,7 +2379,8 @@ const char* grad_weight(const compute_t* dz, const compute_t* dz_lo, const elem_
   const bool vec = N % 4 == 0 && vec_ok(dz, 1, N, false) && (!dz_lo || vec_ok(dz_lo, 1, N, false)) &&
                    vec_ok(x, sx1, sx0, false);
   return launch_backward(sc, sk, FG_MAIN_KERNEL(grad_weight_kernel, vec), FG_NARROW_KERNEL(grad_weight_kernel, vec),
-                         FG_EXACT_KERNEL(grad_weight_kernel), N, K, s, dz, dz_lo, x, sx0, sx1, dw, M, N, K);
+                         FG_GEMV_T_KERNEL(grad_weight_kernel), FG_EXACT_KERNEL(grad_weight_kernel), N, K, s, dz,
+                         dz_lo, x, sx0, sx1, dw, M, N, K);
 }
 }  // namespace fg
 '''
@@ -2149,7 +2405,8 @@ using stat_t = double;
 namespace fg {
 long long scratch_floats(int M, int N, int K);
 // The schedule a GEMM of rows x cols outputs over `reduce` gets (tma: the wgmma engine can read its raw
-// operand): engine 0 compensated SIMT, 1 the plan's tile, 2 the narrow tile, 3 wgmma; split-K slices.
+// operand): engine 0 compensated SIMT, 1 the plan's tile, 2 the narrow tile, 3 wgmma, 4 and 5 the few-rows
+// engines (forward, backward), 6 grad_weight's outer product (a few batch rows); split-K slices.
 void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice);
 // chan: NCHAN pointers to the stages' per-channel parameters; scalars: NSCALAR stage constants (host arrays).
 // bias, gamma, beta (and dbias, dgamma, dbeta) are nullptr where the layer has no such parameter.
@@ -2314,7 +2571,7 @@ std::tuple<std::string, int64_t, int64_t> schedule(int64_t rows, int64_t cols, i
   int engine = 0, split = 0, slice = 0;
   fg::schedule_of(to_int(rows, "rows"), to_int(cols, "cols"), to_int(reduce, "reduce"), tma, &engine, &split,
                   &slice);
-  static const char* names[] = {"simt_fp32 compensated", "mma_tf32 m128n128k32w2x4s3", "mma_tf32 narrow m32n128k32w1x4s3", "wgmma_tf32 m128n128s3"};
+  static const char* names[] = {"simt_fp32 compensated", "mma_tf32 m128n128k32w2x4s3", "mma_tf32 narrow m32n128k32w1x4s3", "wgmma_tf32 m128n128s3", "gemv_fp32 m4", "gemv_t_fp32 m4", "outer_fp32 m4"};
   return {names[engine], split, slice};
 }
 

@@ -64,7 +64,7 @@ def engine_ran(module, batch, input_size) -> str:
     its launchers choose it (schedule(), by the sizes and the GPU's SM count; wgmma's copies need 16-byte rows of
     the weight: input a multiple of 4)."""
     kernels = module._kernels(torch.device("cuda", torch.cuda.current_device()))
-    engine, split, _ = kernels.schedule(batch, module.HIDDEN_SIZE, input_size, input_size % 4 == 0)
+    engine, split, _ = kernels.schedule(batch, module.HIDDEN_SIZE, input_size, input_size % 4 == 0, "forward")
     return engine + (f" split-K {split}" if split > 1 else "")
 
 

@@ -159,8 +159,11 @@ def test_cuda_source_compiles_without_spills(p, tmp_path):
     # its forward and store kernels and the two operand-split kernels to the mma.sync ones, for sm_90a only.
     # Tensor-core plans with a GroupNorm add grad_input's compensated SIMT form (layers of few inputs), and those
     # with compensated small GEMMs (tf32, groups under 8 channels) the three GEMMs' compensated forms.
+    # Tensor-core plans add the few-rows engines' three GEMMs and grad_weight's outer product in its 16-byte and
+    # 4-byte forms (batches of a few rows).
     extra = 0 if p.mainloop == "simt_fp32" else 3 if p.exact_max_macs or p.exact_max_tile_macs else \
         int(p.exact_dx_max_input > 0)
+    extra += 5 if p.gemv_max_rows else 0  # the few-rows engines' three GEMMs, the outer product's two forms
     expected = {"simt_fp32": 8, "mma_tf32": 14, "wgmma_tf32": 18}[p.mainloop] + (p.group_strategy == TWO_STAGE) + extra
     arch_names = {"sm_90a"} if p.arch_flags else {"sm_80", "sm_90"}
     assert len(functions) == len(arch_names) * expected, (functions, stdout[-3000:])

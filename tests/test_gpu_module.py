@@ -143,10 +143,12 @@ def test_headline_committed_module(module_dir):
 
 
 # (input, hidden, groups, batch, the GEMMs that must run split-K: forward, grad_input, grad_weight): the wide
-# tiles; the main engine (wgmma on sm_90); the narrow tile split-K in forward and grad_input; grad_weight split
-# 16 ways over a long batch. Split-K partials are added in a fixed order: the same bits every run.
+# tiles; the main engine (wgmma on sm_90); the narrow tile split-K in forward and grad_input, and the few-rows
+# engines' in both; grad_weight split 16 ways over a long batch. Split-K partials are added in a fixed
+# order: the same bits every run.
 @pytest.mark.parametrize("input_size,hidden,groups,batch,splits", [
     (300, 640, 40, 257, ()), (1024, 1024, 64, 600, ()), (4096, 1024, 64, 64, ("forward", "grad_input")),
+    (2048, 1024, 32, 3, ("forward", "grad_input")),
     (64, 32, 2, 4096, ("grad_weight",))])
 def test_outputs_and_gradients_are_deterministic(input_size, hidden, groups, batch, splits, prebuilt):
     spec = fusegen.Spec(input_size=input_size, hidden_size=hidden, num_groups=groups)
@@ -154,7 +156,7 @@ def test_outputs_and_gradients_are_deterministic(input_size, hidden, groups, bat
     kernels = module._kernels(torch.device("cuda"))
     gemms = {"forward": (batch, hidden, input_size), "grad_input": (batch, input_size, hidden),
              "grad_weight": (hidden, input_size, batch)}
-    split = {name: kernels.schedule(*sizes, True)[1] > 1 for name, sizes in gemms.items()}
+    split = {name: kernels.schedule(*sizes, True, name)[1] > 1 for name, sizes in gemms.items()}
     assert {name for name, s in split.items() if s} >= set(splits), split
     torch.manual_seed(0)
     model = module.ModelNew(input_size, hidden, groups).cuda()
@@ -170,6 +172,25 @@ def test_outputs_and_gradients_are_deterministic(input_size, hidden, groups, bat
     for run in runs[1:]:
         for a, b in zip(runs[0], run):
             assert torch.equal(a, b), "same inputs gave different outputs or gradients"
+
+
+# The few-rows engines at the sizes they run for in real use (batch 1-4 of layers up to 8192): the forward's
+# GEMV (16-byte rows; input 4097 has none: the narrow tile), grad_input's, and grad_weight's outer product in
+# its 16-byte and (input 4097) 4-byte forms, from several input distributions, against fp64.
+@pytest.mark.parametrize("input_size,hidden,groups,batch,dist", [
+    (8192, 8192, 512, 1, "normal"), (4096, 4096, 256, 4, "lognormal"), (4097, 2048, 128, 3, "row_scales"),
+    (8192, 1024, 64, 2, "rand")])
+def test_few_rows_at_real_sizes(input_size, hidden, groups, batch, dist, prebuilt):
+    spec = fusegen.Spec(input_size=input_size, hidden_size=hidden, num_groups=groups)
+    module = dynamic_module(spec, prebuilt)
+    kernels = module._kernels(torch.device("cuda"))
+    aligned = input_size % 4 == 0
+    gemms = {"forward": (batch, hidden, input_size), "grad_input": (batch, input_size, hidden),
+             "grad_weight": (hidden, input_size, batch)}
+    engines = {name: kernels.schedule(*sizes, aligned, name)[0].split()[0] for name, sizes in gemms.items()}
+    assert engines == {"forward": "gemv_fp32" if aligned else "mma_tf32", "grad_input": "gemv_t_fp32",
+                       "grad_weight": "outer_fp32"}, engines
+    compare_with_reference(module.ModelNew, spec, batch, seed=batch + input_size, dist=dist)
 
 
 # A transposed x: the same forward (the operand split reads any strides); in the main-engine case its grad_W

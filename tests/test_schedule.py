@@ -24,10 +24,10 @@ DRIVER = r"""
 int main() {
   long long M, N, K;
   while (scanf("%lld %lld %lld", &M, &N, &K) == 3) {
-    const fg::Schedule f = fg::schedule(M, N, K, K % 4 == 0);
+    const fg::Schedule f = fg::schedule(M, N, K, K % 4 == 0, K % 4 == 0 ? fg::Few::Gemv : fg::Few::None);
     const fg::Schedule x = fg::exact_dx_for(M, N, K) ? fg::Schedule{fg::Engine::Exact, 1, (int)N, 0}
-                                                      : fg::schedule(M, K, N, K % 4 == 0);
-    const fg::Schedule w = fg::schedule(N, K, M, M > 0 && K % 4 == 0);
+                                                      : fg::schedule(M, K, N, K % 4 == 0, fg::Few::GemvT);
+    const fg::Schedule w = fg::schedule(N, K, M, M > 0 && K % 4 == 0, fg::Few::Outer);
     printf("%d %d %d %d %d %d %d %d %d %lld\n", (int)f.engine, f.split, f.slice, (int)x.engine, x.split, x.slice,
            (int)w.engine, w.split, w.slice, fg::scratch_floats((int)M, (int)N, (int)K));
   }
@@ -35,8 +35,8 @@ int main() {
 }
 """
 
-EXACT, MAIN, NARROW, WGMMA = 0, 1, 2, 3
-SIZES = [(1, 64, 64), (5, 130, 64), (19, 130, 64), (1, 512, 512), (16, 1024, 1024), (64, 2048, 2048),
+EXACT, MAIN, NARROW, WGMMA, GEMV, GEMV_T, OUTER = 0, 1, 2, 3, 4, 5, 6
+SIZES = [(1, 64, 64), (4, 4096, 4096), (5, 4096, 4096), (3, 4096, 4095), (5, 130, 64), (19, 130, 64), (1, 512, 512), (16, 1024, 1024), (64, 2048, 2048),
          (65, 2048, 2048), (256, 1024, 1024), (257, 1000, 1023), (1024, 8192, 8192), (4096, 512, 512),
          (1, 8192, 8192), (7, 200, 1), (1000, 48, 3), (3, 7302, 1), (128, 128, 256), (2048, 32, 64), (0, 64, 64)]
 PLANS = {
@@ -73,11 +73,22 @@ def test_schedules_follow_the_rules(schedules):
                  "grad_weight": (row[6:9], (n, k, m))}
         for name, ((engine, split, slice_), (rows, cols, reduce)) in gemms.items():
             where = f"{name} of batch {m}, hidden {n}, input {k} in {plan.kernel_uri}"
-            assert engine in (EXACT, MAIN, NARROW, WGMMA), where
+            assert engine in (EXACT, MAIN, NARROW, WGMMA, GEMV, GEMV_T, OUTER), where
             if plan.mainloop == "simt_fp32":
                 assert engine in (EXACT, MAIN), where
             if engine == NARROW:
                 assert rows <= plan.narrow_max_rows, where
+            if engine == GEMV:  # forward only (k-contiguous 16-byte rows), a few rows
+                assert name == "forward" and rows <= plan.gemv_max_rows and reduce % 4 == 0, where
+            if engine == GEMV_T:  # the backward GEMMs, a few rows
+                assert name != "forward" and rows <= plan.gemv_max_rows, where
+            if engine == OUTER:  # grad_weight of a few batch rows: an outer product, unsplit
+                assert name == "grad_weight" and reduce <= plan.gemv_max_rows and split == 1, where
+            if name == "grad_weight" and plan.gemv_max_rows and reduce <= plan.gemv_max_rows:
+                assert engine == OUTER, where
+            elif engine != EXACT and rows <= plan.gemv_max_rows:  # a few rows: a few-rows engine where there is one
+                few = GEMV if name == "forward" else GEMV_T
+                assert engine == few or (name == "forward" and (reduce % 4 or cols == 0)), where
             if engine == WGMMA:
                 assert plan.mainloop == "wgmma_tf32", where
             assert 1 <= split <= 16, where
@@ -89,7 +100,9 @@ def test_schedules_follow_the_rules(schedules):
         # the module allocates dz_lo by its mirror of the rule: it must agree with the launchers
         exact_dx = module._exact(m, k, n) or (k <= module.EXACT_DX_MAX_INPUT and m * n * k <= 1 << 28)
         assert (row[3] == EXACT) == exact_dx, (m, n, k, row)
-        assert (row[6] == EXACT) == module._exact(n, k, m), (m, n, k, row)
+        # (the outer-product engine takes dz_lo too: it is compensated)
+        assert (row[6] in (EXACT, OUTER)) >= module._exact(n, k, m), (m, n, k, row)
+        assert row[6] != EXACT or module._exact(n, k, m), (m, n, k, row)
         assert (row[0] == EXACT) == module._exact(m, n, k), (m, n, k, row)
         assert row[9] >= 0
 
@@ -102,7 +115,11 @@ def test_small_layers_leave_the_compensated_path(schedules):
     if plan.mainloop == "simt_fp32" or plan.exact_max_macs:
         pytest.skip("FFMA plans and tf32 with groups under 8 channels keep the compensated small GEMMs")
     assert table[(5, 130, 64)][0] == EXACT  # tiny: compensated (3xTF32 measured at 2-8x cuBLAS's error there)
-    for m, n, k in [(1, 8192, 8192), (16, 1024, 1024), (64, 2048, 2048)]:
+    engine, split = table[(1, 8192, 8192)][0:2]  # a matrix-vector product: the few-rows engine
+    assert engine == GEMV and split > 1, table[(1, 8192, 8192)]
+    for m, n, k in [(16, 1024, 1024), (64, 2048, 2048)]:
         engine, split = table[(m, n, k)][0:2]
         assert engine == NARROW and split > 1, ((m, n, k), table[(m, n, k)])
+    assert table[(1, 8192, 8192)][3] == GEMV_T  # grad_input: the backward few-rows engine
+    assert table[(1, 8192, 8192)][6] == OUTER  # grad_weight: an outer product
     assert table[(256, 1024, 1024)][0] in (MAIN, WGMMA) and table[(256, 1024, 1024)][1] > 1

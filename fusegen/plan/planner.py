@@ -27,6 +27,7 @@ ROWS = "rows"
 # blocks, no atomics.
 COLS = "cols"
 NARROW_ROWS = 32  # the narrow mma.sync tile's rows
+GEMV_ROWS = 4  # forward GEMMs of at most this many rows run on the few-rows FFMA engine (tensor-core plans)
 EXACT_DX_MAX_INPUT = 8  # see Plan.exact_dx_max_input
 EXACT_MAX_TILE_MACS = 1 << 22  # see Plan.exact_max_tile_macs
 TINY_GROUP = 8  # 3xtf32 layers with narrower groups run on the fp32 FFMA engine (see plan())
@@ -88,6 +89,15 @@ class Plan:
     @property
     def group_width(self) -> int:
         return self.spec.group_width if self.gn_index >= 0 else 1
+
+    @property
+    def gemv_max_rows(self) -> int:
+        """Forward GEMMs of at most this many rows (16-byte rows of x and W) run on the few-rows engine
+        (engines/mainloop_gemv_fp32): matrix-vector products, bound by streaming W, where the narrow tile's
+        3xTF32 work is mostly padding (measured: 1 x 8192 x 8192 forward 142 us on it vs cuBLAS's GEMV 95 us);
+        so do the backward GEMMs of this many rows, and grad_weight of this many batch rows (an outer product,
+        bound by writing dW: 134 us on wgmma at 1 x 8192 x 8192). Tensor-core plans; 0: none."""
+        return GEMV_ROWS if self.narrow_tile else 0
 
     @property
     def simt_forward_blocks(self) -> int:
@@ -245,12 +255,16 @@ class Plan:
     @property
     def schedule_engines(self) -> tuple:
         """Names of the launchers' schedule engines, in their enum's order: compensated SIMT, the main tile, the
-        narrow tile, wgmma (names of engines the plan lacks are never reported)."""
+        narrow tile, wgmma, the few-rows engines: forward, backward, grad_weight's outer product (names of engines
+        the plan lacks are never reported)."""
         main = f"{self.mainloop} {self.tile.name}" if self.mainloop != "wgmma_tf32" else \
             f"mma_tf32 {self.mma_tile.name}"
         narrow = f"mma_tf32 narrow {self.narrow_tile.name}" if self.narrow_tile else "(no narrow tile)"
         wgmma = f"wgmma_tf32 {self.tile.name}" if self.mainloop == "wgmma_tf32" else "(no wgmma)"
-        return ("simt_fp32 compensated", main, narrow, wgmma)
+        gemv = f"gemv_fp32 m{self.gemv_max_rows}" if self.gemv_max_rows else "(no few-rows engine)"
+        gemv_t = f"gemv_t_fp32 m{self.gemv_max_rows}" if self.gemv_max_rows else "(no few-rows engine)"
+        outer = f"outer_fp32 m{self.gemv_max_rows}" if self.gemv_max_rows else "(no few-rows engine)"
+        return ("simt_fp32 compensated", main, narrow, wgmma, gemv, gemv_t, outer)
 
     @property
     def variant_key(self) -> tuple:
