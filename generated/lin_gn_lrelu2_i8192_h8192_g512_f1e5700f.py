@@ -1905,7 +1905,8 @@ long long scratch_floats(int M, int N, int K);
 // The schedule a GEMM of rows x cols outputs over `reduce` gets (tma: the wgmma engine can read its raw
 // operand): engine 0 compensated SIMT, 1 the plan's tile, 2 the narrow tile, 3 wgmma, 4 and 5 the few-rows
 // engines (forward, backward), 6 grad_weight's outer product (a few batch rows); split-K slices.
-void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice);
+// gemm: 0 forward, 1 grad_input, 2 grad_weight.
+void schedule_of(int rows, int cols, int reduce, bool tma, int gemm, int* engine, int* split, int* slice);
 // chan: NCHAN pointers to the stages' per-channel parameters; scalars: NSCALAR stage constants (host arrays).
 // bias, gamma, beta (and dbias, dgamma, dbeta) are nullptr where the layer has no such parameter.
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
@@ -2156,8 +2157,12 @@ static Schedule schedule(long long rows, long long cols, long long reduce, bool 
   return split_schedule<Main>(Engine::Main, rows, cols, reduce, 1);
 }
 
-void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice) {
-  const Schedule sc = schedule(rows, cols, reduce, tma, tma ? Few::Gemv : Few::None);  // (as the forward GEMM, aligned when tma)
+void schedule_of(int rows, int cols, int reduce, bool tma, int gemm, int* engine, int* split, int* slice) {
+  // as the launchers below decide (16-byte rows when tma); grad_input: rows M, cols K, reduce N
+  const Schedule sc = gemm == 0 ? schedule(rows, cols, reduce, tma, tma ? Few::Gemv : Few::None)
+                      : gemm == 2 ? schedule(rows, cols, reduce, tma, Few::Outer)
+                      : exact_dx_for(rows, reduce, cols) ? Schedule{Engine::Exact, 1, reduce, 0}
+                                                         : schedule(rows, cols, reduce, tma, Few::GemvT);
   *engine = static_cast<int>(sc.engine);
   *split = sc.split;
   *slice = sc.slice;
@@ -2407,7 +2412,8 @@ long long scratch_floats(int M, int N, int K);
 // The schedule a GEMM of rows x cols outputs over `reduce` gets (tma: the wgmma engine can read its raw
 // operand): engine 0 compensated SIMT, 1 the plan's tile, 2 the narrow tile, 3 wgmma, 4 and 5 the few-rows
 // engines (forward, backward), 6 grad_weight's outer product (a few batch rows); split-K slices.
-void schedule_of(int rows, int cols, int reduce, bool tma, int* engine, int* split, int* slice);
+// gemm: 0 forward, 1 grad_input, 2 grad_weight.
+void schedule_of(int rows, int cols, int reduce, bool tma, int gemm, int* engine, int* split, int* slice);
 // chan: NCHAN pointers to the stages' per-channel parameters; scalars: NSCALAR stage constants (host arrays).
 // bias, gamma, beta (and dbias, dgamma, dbeta) are nullptr where the layer has no such parameter.
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
@@ -2567,10 +2573,14 @@ void grad_weight(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor x, torch::
 }
 
 // (engine, split-K slices, slice length) of a GEMM: for tests and benchmarks that report what ran.
-std::tuple<std::string, int64_t, int64_t> schedule(int64_t rows, int64_t cols, int64_t reduce, bool tma) {
+// gemm: "forward", "grad_input" or "grad_weight" (rows x cols over reduce as that GEMM's).
+std::tuple<std::string, int64_t, int64_t> schedule(int64_t rows, int64_t cols, int64_t reduce, bool tma,
+                                                   const std::string& gemm) {
+  const int kind = gemm == "forward" ? 0 : gemm == "grad_input" ? 1 : gemm == "grad_weight" ? 2 : -1;
+  TORCH_CHECK(kind >= 0, "schedule: gemm must be forward, grad_input or grad_weight, got ", gemm);
   int engine = 0, split = 0, slice = 0;
-  fg::schedule_of(to_int(rows, "rows"), to_int(cols, "cols"), to_int(reduce, "reduce"), tma, &engine, &split,
-                  &slice);
+  fg::schedule_of(to_int(rows, "rows"), to_int(cols, "cols"), to_int(reduce, "reduce"), tma, kind, &engine,
+                  &split, &slice);
   static const char* names[] = {"simt_fp32 compensated", "mma_tf32 m128n128k32w2x4s3", "mma_tf32 narrow m32n128k32w1x4s3", "wgmma_tf32 m128n128s3", "gemv_fp32 m4", "gemv_t_fp32 m4", "outer_fp32 m4"};
   return {names[engine], split, slice};
 }
