@@ -27,9 +27,10 @@ parameter column sums, and the two GEMMs.
 - GEMM engine `wgmma_tf32`: sm_90a `wgmma` (TMA bulk copies into a ring of shared-memory stages, one producer
   warp, two consumer warpgroups; the weight is split in registers, x / dz once per call into TF32 planes);
   operands the copy engine cannot read run on the mma.sync engine; tile m128n128s3 (384 threads, tuned on
-  NVIDIA H200); each call picks its schedule from the sizes (a narrow tile for small batches, split-K to fill
-  the GPU); tiny GEMMs (at most 4,194,304 multiply-adds in whole tiles) and, after a GroupNorm, grad_input of
-  layers of at most 8 inputs run a compensated fp32 mainloop.
+  NVIDIA H200); each call picks its schedule from the sizes (few-rows FFMA engines for batches of at most 4: a
+  GEMV, and grad_weight as an outer product; a narrow tile for small batches, split-K to fill the GPU); tiny
+  GEMMs (at most 4,194,304 multiply-adds in whole tiles) and, after a GroupNorm, grad_input of layers of at
+  most 8 inputs run a compensated fp32 mainloop.
 - GroupNorm (16 channels a group): statistics on the accumulator fragments in registers (a group's channels
   sit in a few lanes: adds and shuffles), output written once.
 - Sizes: input and hidden compiled in; any batch. Backward reads z (the GEMM output, kept in training) and the

@@ -130,7 +130,10 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         "- Precision `{}`: {}".format(plan.precision, PRECISION_WORDS[plan.precision].format(promote=promote)),
         f"- GEMM engine `{plan.mainloop}`: {ENGINE_WORDS[plan.mainloop]}; tile {plan.tile.name} "
         f"({plan.tile.threads} threads{', tuned on ' + plan.tuned_for if plan.tuned_for else ''}); each call picks "
-        "its schedule from the sizes (a narrow tile for small batches, split-K to fill the GPU)" +
+        "its schedule from the sizes (" +
+        (f"few-rows FFMA engines for batches of at most {plan.gemv_max_rows}: a GEMV, and grad_weight as an "
+         "outer product; " if plan.gemv_max_rows else "") +
+        "a narrow tile for small batches, split-K to fill the GPU)" +
         (f"; GEMMs of at most {plan.exact_max_macs:,} multiply-adds run a compensated fp32 mainloop (small "
          "problems, where a few ill-conditioned values decide the error)" if plan.exact_max_macs else
          f"; tiny GEMMs (at most {plan.exact_max_tile_macs:,} multiply-adds in whole tiles) and, after a "
