@@ -750,15 +750,14 @@ struct GemvT {
 };
 }  // namespace fg
 
-// ---- grad_weight of a few batch rows: an outer product, bound by writing dW ----
-// dW (N x K) = sum over m < M <= TILE_M of (dz + dz_lo)[m, n] x[m, k]: no reuse to tile for, every output is
-// written once (8192 x 8192: 268 MB, ~56 us at the H200's bandwidth). A thread writes VEC consecutive k of ROWS
-// rows n; the few terms are summed as Dot2 (error-free products and sums, one rounding at the end: as accurate
-// as the compensated engine, and free next to the 4 bytes stored per output), dz_lo's products into the
-// correction term.
+// ---- grad_weight of a few batch rows (or a tiny one): an outer product, bound by writing dW ----
+// dW (N x K) = sum over m < M of (dz + dz_lo)[m, n] x[m, k]: with a few rows there is no reuse to tile for, every
+// output is written once (8192 x 8192: 268 MB, ~56 us at the H200's bandwidth). A thread writes VEC consecutive
+// k of ROWS rows n; the terms are summed as Dot2 (error-free products and sums, one rounding at the end: as
+// accurate as the compensated engine, and cheap next to the 4 bytes stored per output while M is small or the
+// whole GEMM tiny: see schedule()), dz_lo's products into the correction term.
 namespace fg {
 struct Outer {
-  static constexpr int TILE_M = Gemv::TILE_M;  // the most terms a sum has (batch rows)
   static constexpr int THREADS = 256, VEC = 4, ROWS = 4;
   static constexpr int COLS = THREADS * VEC;  // a block: ROWS x COLS outputs
 };
@@ -768,45 +767,41 @@ template <bool VEC_IO>
 __global__ void __launch_bounds__(Outer::THREADS) grad_weight_outer_kernel(
     const float* __restrict__ dz, const float* __restrict__ dz_lo, const float* __restrict__ x, long long sx0,
     long long sx1, float* __restrict__ dw, int M, int N, int K) {
-  constexpr int TM = Outer::TILE_M, V = Outer::VEC;
-  const int k = (blockIdx.x * Outer::THREADS + threadIdx.x) * V, n0 = blockIdx.y * Outer::ROWS;
+  constexpr int V = Outer::VEC, R = Outer::ROWS;
+  const int k = (blockIdx.x * Outer::THREADS + threadIdx.x) * V, n0 = blockIdx.y * R;
   if (k >= K) return;
-  const int rows = min(TM, M);
-  float xv[TM][V];
-#pragma unroll
-  for (int m = 0; m < TM; ++m) {
-    if (m >= rows) break;
+  float sum[R][V] = {}, comp[R][V] = {};
+  for (int m = 0; m < M; ++m) {
+    float xv[V];
     if constexpr (VEC_IO) {
       const float4 v = __ldg(reinterpret_cast<const float4*>(x + m * sx0 + k));
-      xv[m][0] = v.x; xv[m][1] = v.y; xv[m][2] = v.z; xv[m][3] = v.w;
+      xv[0] = v.x; xv[1] = v.y; xv[2] = v.z; xv[3] = v.w;
     } else {
 #pragma unroll
-      for (int j = 0; j < V; ++j) xv[m][j] = k + j < K ? __ldg(x + m * sx0 + (long long)(k + j) * sx1) : 0.f;
+      for (int j = 0; j < V; ++j) xv[j] = k + j < K ? __ldg(x + m * sx0 + (long long)(k + j) * sx1) : 0.f;
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const long long at = (long long)m * N + min(n0 + r, N - 1);  // (rows past N: summed, never stored)
+      const float d = __ldg(dz + at), d_lo = dz_lo ? __ldg(dz_lo + at) : 0.f;
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        Simt::dot2_step(sum[r][j], comp[r][j], d, xv[j]);
+        comp[r][j] = __fmaf_rn(d_lo, xv[j], comp[r][j]);
+      }
     }
   }
 #pragma unroll
-  for (int r = 0; r < Outer::ROWS; ++r) {
-    const int n = n0 + r;
-    if (n >= N) break;
-    float sum[V] = {}, comp[V] = {};
-#pragma unroll
-    for (int m = 0; m < TM; ++m) {
-      if (m >= rows) break;
-      const float d = __ldg(dz + (long long)m * N + n), d_lo = dz_lo ? __ldg(dz_lo + (long long)m * N + n) : 0.f;
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        Simt::dot2_step(sum[j], comp[j], d, xv[m][j]);
-        comp[j] = __fmaf_rn(d_lo, xv[m][j], comp[j]);
-      }
-    }
-    float* out = dw + (long long)n * K + k;
+  for (int r = 0; r < R; ++r) {
+    if (n0 + r >= N) break;
+    float* out = dw + (long long)(n0 + r) * K + k;
     if constexpr (VEC_IO) {
-      *reinterpret_cast<float4*>(out) = make_float4(__fadd_rn(sum[0], comp[0]), __fadd_rn(sum[1], comp[1]),
-                                                    __fadd_rn(sum[2], comp[2]), __fadd_rn(sum[3], comp[3]));
+      *reinterpret_cast<float4*>(out) = make_float4(__fadd_rn(sum[r][0], comp[r][0]), __fadd_rn(sum[r][1], comp[r][1]),
+                                                    __fadd_rn(sum[r][2], comp[r][2]), __fadd_rn(sum[r][3], comp[r][3]));
     } else {
 #pragma unroll
       for (int j = 0; j < V; ++j)
-        if (k + j < K) out[j] = __fadd_rn(sum[j], comp[j]);
+        if (k + j < K) out[j] = __fadd_rn(sum[r][j], comp[r][j]);
     }
   }
 }
@@ -2085,6 +2080,9 @@ struct Schedule {
 };
 constexpr int NARROW_MAX_ROWS = 64;  // GEMMs with at most this many rows: narrow tiles
 constexpr int GEMV_MAX_ROWS = 4;  // and at most this many: the few-rows engine
+// grad_weights this small run as an outer product too (Dot2 over every term: ~1 us at this size; the
+// compensated SIMT tile pair took 33 us at 512 x 512 over 2-16 rows, measured)
+constexpr long long OUTER_MAX_MACS = 1ll << 22;
 
 // Measurement overrides, read once (unset: the rules below): FUSEGEN_MAX_SPLIT caps the split-K slices (1: no
 // split-K), FUSEGEN_NARROW_MAX_ROWS / FUSEGEN_GEMV_MAX_ROWS the rows that get the narrow tile / the few-rows
@@ -2137,10 +2135,11 @@ static Schedule split_schedule(Engine engine, long long rows, long long cols, lo
 // rows x cols outputs, each a sum over `reduce`; tma: the wgmma engine can read the raw operand; few: the
 // few-rows engine the caller has for it. A GEMM of a few rows runs on it (Gemv: the forward, both operands' rows
 // 16-byte aligned; GemvT: a backward GEMM, any strides), and grad_weight of a few batch rows, an outer product,
-// on Outer (compensated: it takes precedence over the exact rule, dz_lo included).
+// on Outer, as does a tiny grad_weight (compensated: it takes precedence over the exact rule, dz_lo included).
 static Schedule schedule(long long rows, long long cols, long long reduce, bool tma, Few few = Few::None) {
   const long long few_rows = GEMV_ROWS_NOW < GEMV_MAX_ROWS ? GEMV_ROWS_NOW : GEMV_MAX_ROWS;
-  if (few == Few::Outer && reduce <= few_rows) return {Engine::Outer, 1, (int)reduce, 0};
+  if (few == Few::Outer && (reduce <= few_rows || rows * cols * reduce <= OUTER_MAX_MACS))
+    return {Engine::Outer, 1, (int)reduce, 0};
   if (exact_for(rows, cols, reduce)) return {Engine::Exact, 1, (int)reduce, 0};
   // A few rows: a matrix-vector product, bound by streaming W; several blocks an SM keep enough of it in flight.
   if (rows <= few_rows) {

@@ -82,9 +82,10 @@ def test_schedules_follow_the_rules(schedules):
                 assert name == "forward" and rows <= plan.gemv_max_rows and reduce % 4 == 0, where
             if engine == GEMV_T:  # the backward GEMMs, a few rows
                 assert name != "forward" and rows <= plan.gemv_max_rows, where
-            if engine == OUTER:  # grad_weight of a few batch rows: an outer product, unsplit
-                assert name == "grad_weight" and reduce <= plan.gemv_max_rows and split == 1, where
-            if name == "grad_weight" and plan.gemv_max_rows and reduce <= plan.gemv_max_rows:
+            outer = plan.gemv_max_rows and (reduce <= plan.gemv_max_rows or rows * cols * reduce <= 1 << 22)
+            if engine == OUTER:  # grad_weight of a few batch rows or a tiny one: an outer product, unsplit
+                assert name == "grad_weight" and outer and split == 1, where
+            if name == "grad_weight" and outer:
                 assert engine == OUTER, where
             elif engine != EXACT and rows <= plan.gemv_max_rows:  # a few rows: a few-rows engine where there is one
                 few = GEMV if name == "forward" else GEMV_T
