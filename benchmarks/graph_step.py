@@ -18,22 +18,13 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from fusegen.tools.accuracy import ReferenceLayer  # noqa: E402
+from fusegen.tools.tune import capture_step  # noqa: E402
 from sweep import build_modules  # noqa: E402  (beside this script)
 
 
 def graphed_step_us(model, x, g, replays, reps):
     """Microseconds per replay of model(x).backward(g) captured in a CUDA graph (gradients written in place)."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up off the default stream, as capture asks
-        for _ in range(3):
-            model(x).backward(g)
-    torch.cuda.current_stream().wait_stream(side)
-    model.zero_grad(set_to_none=True)
-    x.grad = None
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        model(x).backward(g)
+    graph, _ = capture_step(model, x, g)
     samples = []
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -2080,8 +2080,8 @@ struct Schedule {
 };
 constexpr int NARROW_MAX_ROWS = 64;  // GEMMs with at most this many rows: narrow tiles
 constexpr int GEMV_MAX_ROWS = 4;  // and at most this many: the few-rows engine
-// grad_weights this small run as an outer product too (Dot2 over every term: ~1 us at this size; the
-// compensated SIMT tile pair took 33 us at 512 x 512 over 2-16 rows, measured)
+// grad_weights this small run as an outer product too (Dot2 over every term; measured at the bound, 16 x 512 x
+// 512: 9.8 us, where the compensated SIMT tile pair took 33 us over 1-2 rows)
 constexpr long long OUTER_MAX_MACS = 1ll << 22;
 
 // Measurement overrides, read once (unset: the rules below): FUSEGEN_MAX_SPLIT caps the split-K slices (1: no
@@ -2157,12 +2157,16 @@ static Schedule schedule(long long rows, long long cols, long long reduce, bool 
   return split_schedule<Main>(Engine::Main, rows, cols, reduce, 1);
 }
 
+// grad_input dx (M x K over N): compensated after a GroupNorm with few inputs (exact_dx_for), else schedule().
+static Schedule grad_input_schedule(long long M, long long N, long long K, bool tma) {
+  return exact_dx_for(M, N, K) ? Schedule{Engine::Exact, 1, (int)N, 0} : schedule(M, K, N, tma, Few::GemvT);
+}
+
 void schedule_of(int rows, int cols, int reduce, bool tma, int gemm, int* engine, int* split, int* slice) {
   // as the launchers below decide (16-byte rows when tma); grad_input: rows M, cols K, reduce N
   const Schedule sc = gemm == 0 ? schedule(rows, cols, reduce, tma, tma ? Few::Gemv : Few::None)
                       : gemm == 2 ? schedule(rows, cols, reduce, tma, Few::Outer)
-                      : exact_dx_for(rows, reduce, cols) ? Schedule{Engine::Exact, 1, reduce, 0}
-                                                         : schedule(rows, cols, reduce, tma, Few::GemvT);
+                                  : grad_input_schedule(rows, reduce, cols, tma);
   *engine = static_cast<int>(sc.engine);
   *split = sc.split;
   *slice = sc.slice;
@@ -2333,8 +2337,7 @@ const char* backward_epilogue(const elem_t* grad_out, long long sg0, long long s
 const char* grad_input(const compute_t* dz, const compute_t* dz_lo, const elem_t* w, long long sw0, long long sw1,
                        elem_t* dx, float* scratch, int M, int N, int K, void* stream) {
   if (M == 0 || K == 0) return nullptr;
-  const Schedule sc = exact_dx_for(M, N, K) ? Schedule{Engine::Exact, 1, N, 0}
-                                            : schedule(M, K, N, tma_ok(w, sw0, sw1), Few::GemvT);
+  const Schedule sc = grad_input_schedule(M, N, K, tma_ok(w, sw0, sw1));
   if (dz_lo && sc.engine != Engine::Exact) return "dz_lo given for a GEMM that is not compensated";
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   // dz (M, N) k-fast with row stride N; W (N, K) n-fast: its contiguous index is the output column k.

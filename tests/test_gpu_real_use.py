@@ -11,6 +11,7 @@ import torch
 from helpers import REFERENCE_FILE, REPO, gpu_available, import_file
 
 import fusegen
+from fusegen.tools.tune import capture_step
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
 
@@ -102,18 +103,7 @@ def test_cuda_graph_replays_forward_and_backward(tmp_path_factory, batch):
     eager = copy.deepcopy(model)
     x = torch.rand(batch, 1024, device="cuda", requires_grad=True)
     g = torch.randn(batch, 1024, device="cuda")
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm up off the default stream, as capture asks
-        for _ in range(2):
-            model(x).backward(g)
-    torch.cuda.current_stream().wait_stream(side)
-    model.zero_grad(set_to_none=True)
-    x.grad = None
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out = model(x)
-        out.backward(g)
+    graph, out = capture_step(model, x, g)
     names = ["out", "x"] + [n for n, _ in model.named_parameters()]
     for seed in (1, 2):
         gen = torch.Generator(device="cuda").manual_seed(seed)

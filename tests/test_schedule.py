@@ -25,8 +25,7 @@ int main() {
   long long M, N, K;
   while (scanf("%lld %lld %lld", &M, &N, &K) == 3) {
     const fg::Schedule f = fg::schedule(M, N, K, K % 4 == 0, K % 4 == 0 ? fg::Few::Gemv : fg::Few::None);
-    const fg::Schedule x = fg::exact_dx_for(M, N, K) ? fg::Schedule{fg::Engine::Exact, 1, (int)N, 0}
-                                                      : fg::schedule(M, K, N, K % 4 == 0, fg::Few::GemvT);
+    const fg::Schedule x = fg::grad_input_schedule(M, N, K, K % 4 == 0);
     const fg::Schedule w = fg::schedule(N, K, M, M > 0 && K % 4 == 0, fg::Few::Outer);
     printf("%d %d %d %d %d %d %d %d %d %lld\n", (int)f.engine, f.split, f.slice, (int)x.engine, x.split, x.slice,
            (int)w.engine, w.split, w.slice, fg::scratch_floats((int)M, (int)N, (int)K));

@@ -135,6 +135,27 @@ def _layer_calls(model, x, g):
     return fwd, lambda: model(xg).backward(g)
 
 
+def capture_step(model, x, g):
+    """model(x).backward(g) captured in a CUDA graph: (graph, out). Warmed up off the default stream, as capture
+    asks; the gradients are set to None first, so capture allocates them in the graph's pool and each replay
+    writes them (and out) in place."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            model(x).backward(g)
+    torch.cuda.current_stream().wait_stream(side)
+    model.zero_grad(set_to_none=True)
+    x.grad = None
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = model(x)
+        out.backward(g)
+    return graph, out
+
+
 def host_layer(model, x, g, calls=50):
     """(forward us, forward+backward us) of host time per call (see host_us)."""
     fwd, fwd_bwd = _layer_calls(model, x, g)
