@@ -83,10 +83,12 @@ def main(argv=None):
         ("  _kernels(x.device)", lambda: m._kernels(x.device)),
         ("  _stream(x.device)", lambda: m._stream(x.device)),
         ("  one new_empty", lambda: x.new_empty(batch, size)),
-        ("  _forward_impl (allocations + binding)", lambda: m._forward_impl(x, w, b, gam, bet, slope, 1e-5, False)),
-        ("  binding forward alone", lambda: kernels.forward(x, w, b, gam, bet, [], [slope], out, z, mean, rstd,
-                                                            empty, 1e-5, stream)),
-        ("  _backward_impl", lambda: m._backward_impl(g, x, w, gam, bet, z, mean, rstd, slope, True, True)),
+        ("  _forward_impl (the binding allocates and launches)", lambda: m._forward_impl(x, w, b, gam, bet, slope,
+                                                                                       1e-5, False)),
+        ("  binding forward, outputs given (checks + launch)", lambda: kernels.forward(
+            x, w, b, gam, bet, [], [slope], out, z, mean, rstd, empty, 1e-5, stream)),
+        ("  _backward_impl (the binding allocates and launches)", lambda: m._backward_impl(
+            g, x, w, gam, bet, z, mean, rstd, slope, True, True)),
         ("  binding backward_epilogue", lambda: kernels.backward_epilogue(g, z, mean, rstd, gam, bet, [], [slope], dz,
                                                                           empty, gb[0], gb[1], gb[2], [], empty,
                                                                           stream)),

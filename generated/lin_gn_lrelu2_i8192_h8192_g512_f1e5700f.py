@@ -62,23 +62,14 @@ FUSEGEN_VERSION = "0.3.0"
 GROUP_STRATEGY = "fragment"
 PRECISION = "3xtf32"
 MAINLOOP = "wgmma_tf32"  # the GEMM engine; wgmma_tf32 is built for sm_90a (H100/H200) only
-# GEMMs (batch x hidden x input multiply-adds, the same for all three) up to this size sum compensated and
-# take dz as an fp32 pair: see the plan's exact_max_macs.
-EXACT_MAX_MACS = 0
-# grad_input sums compensated (dz as a pair) for layers of at most this many inputs: see exact_dx_max_input
-EXACT_DX_MAX_INPUT = 8
-# and every GEMM whose work in whole SIMT tiles (128 x 128) is at most this: see exact_max_tile_macs
-EXACT_MAX_TILE_MACS = 4194304
-SIMT_TILE = (128, 128)
+# The buffers the binding allocates besides the output (the custom operators' fake implementations give their
+# shapes too):
 PARTIAL_SLOTS = 0
 Z_ALWAYS = False  # the forward's later kernels read z: it is written even without backward
 STATS_PER_ROW = 512  # float64 statistics kept per row for backward
 COL_STATS = False  # the BatchNorm's (mean, rstd) per channel, float64, kept for backward
-ROW_SUMS = 0  # float64 row sums backward keeps per row for the parameter gradients
 HAS_NORM = True  # the chain has a fused GroupNorm (group statistics are kept for backward)
 GROUP_NORM = True  # a GroupNorm, fused or beside row reductions
-# the pre-GroupNorm stages have per-channel parameters: backward keeps the projection's group means for them
-PRE_PARAMS = False
 RENDER_COMMAND = 'fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "NVIDIA H200"'
 CUDA_FLAGS = ['-O3', '-gencode=arch=compute_90a,code=sm_90a']
 # Debugging aid for tests: fill every buffer the kernels must write with NaN first, so an unwritten element shows.
@@ -140,53 +131,21 @@ def _grads(ctx, dx, dw, *rest):
 
 
 def _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward):
-    """(out, z, mean, rstd); z is empty unless kept for backward (or the two-stage plan needs it)."""
-    kernels = _kernels(x.device)
-    batch = x.shape[0]
+    """[out, z, mean, rstd], allocated by the binding (in C++: from Python each allocation costs microseconds);
+    z and the statistics are empty unless kept for backward (or the plan's later kernels read them)."""
     empty = _absent(x)
-    out = _new(x, batch, HIDDEN_SIZE)
-    # z (the GEMM output with bias) is what backward recomputes everything from; the two-stage and row
-    # plans need it in memory anyway.
-    # (outputs that are empty are distinct tensors: a custom operator's outputs must not alias each other)
-    z = _new(x, batch, HIDDEN_SIZE) if keep_for_backward or Z_ALWAYS else x.new_empty(0)
-    # Statistics stay in float64: backward's projection needs them more exact than fp32 (see gn_backward); the
-    # forward rounds them to fp32 to normalize, and backward repeats that rounding.
-    stats = (batch, STATS_PER_ROW) if STATS_PER_ROW else (HIDDEN_SIZE,) if COL_STATS else (0,)
-    mean = _new(x, *stats, dtype=torch.float64)
-    rstd = _new(x, *(stats if HAS_NORM or COL_STATS else (0,)), dtype=torch.float64)
-    partials = _new(x, batch, NUM_GROUPS, PARTIAL_SLOTS, 2, dtype=torch.float64) if PARTIAL_SLOTS else empty
-    kernels.forward(x, weight, bias, gamma, beta, [],
-                    [s0], out, z, mean, rstd, partials, eps, _stream(x.device))
-    return out, z, mean, rstd
+    return _kernels(x.device).forward_call(x, weight, bias, gamma, beta, [],
+                                           [s0], eps, keep_for_backward, POISON_OUTPUTS, _stream(x.device))
 
 
 def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, need_w):
-    """(dx, dw, dbias, dgamma, dbeta); dx / dw are empty when not needed."""
-    kernels = _kernels(grad_out.device)
-    stream = _stream(grad_out.device)
+    """[dx, dw, dbias, dgamma, dbeta], allocated by the binding; dx / dw are empty when not needed."""
     if grad_out.dtype != torch.float32:
         raise TypeError("ModelNew backward expects a float32 gradient, got {}".format(grad_out.dtype))
     empty = _absent(z)
-    dz = _new(z, *z.shape)
-    macs = x.shape[0] * HIDDEN_SIZE * INPUT_SIZE
-    exact_dx = _exact(x.shape[0], INPUT_SIZE, HIDDEN_SIZE) or (INPUT_SIZE <= EXACT_DX_MAX_INPUT and macs <= 1 << 28)
-    exact_dw = _exact(HIDDEN_SIZE, INPUT_SIZE, x.shape[0])
-    # dz's rounding remainder matters after the GroupNorm's projection (it cancels); element-wise chains have none
-    dz_lo = _new(z, *z.shape) if (exact_dx or exact_dw) and HAS_NORM else empty
-    grads = {name: _new(z, HIDDEN_SIZE) for name in ['bias', 'gamma', 'beta']}
-    gsums = _new(z, x.shape[0], NUM_GROUPS, 2, dtype=torch.float64) if PRE_PARAMS else \
-        _new(z, x.shape[0], ROW_SUMS, dtype=torch.float64) if ROW_SUMS else empty
-    kernels.backward_epilogue(grad_out, z, mean, rstd, gamma, beta, [], [s0],
-                              dz, dz_lo, grads.get("gamma", empty), grads.get("beta", empty),
-                              grads.get("bias", empty), [], gsums, stream)
-    # (outputs: fresh tensors, empty when not asked for; a custom operator's outputs must not alias)
-    dx = _new(x, *x.shape) if need_x else x.new_empty(0)
-    dw = _new(weight, *weight.shape) if need_w else x.new_empty(0)
-    if need_x:
-        kernels.grad_input(dz, dz_lo if exact_dx else empty, weight, dx, stream)
-    if need_w:
-        kernels.grad_weight(dz, dz_lo if exact_dw else empty, x, dw, stream)
-    return (dx, dw) + tuple(grads[name] for name in ['bias', 'gamma', 'beta'])
+    return _kernels(grad_out.device).backward_call(grad_out, x, weight, gamma, beta, [], z, mean,
+                                                   rstd, [s0], need_x, need_w, POISON_OUTPUTS,
+                                                   _stream(grad_out.device))
 
 
 def _check_sizes(input_size, hidden_size, num_groups):
@@ -249,17 +208,6 @@ def _check_device(device):
             "sm_{}{}: generate an fp32 module with: {} --precision fp32".format(
                 PRECISION, torch.cuda.get_device_name(device), *torch.cuda.get_device_capability(device),
                 RENDER_COMMAND.replace(" --precision " + PRECISION, "")))
-
-
-def _new(like, *shape, dtype=None):
-    t = like.new_empty(shape, dtype=dtype)  # always contiguous
-    return t.fill_(float("nan")) if POISON_OUTPUTS and t.numel() else t
-
-
-def _exact(rows, cols, reduce):
-    """The launchers' rule (exact_for): does this GEMM (rows x cols over reduce) sum compensated?"""
-    tiles = -(-rows // SIMT_TILE[0]) * SIMT_TILE[0] * (-(-cols // SIMT_TILE[1]) * SIMT_TILE[1]) * reduce
-    return (EXACT_MAX_MACS > 0 and rows * cols * reduce <= EXACT_MAX_MACS) or tiles <= EXACT_MAX_TILE_MACS
 
 
 def _param(module, *path):
@@ -1903,6 +1851,9 @@ long long scratch_floats(int M, int N, int K);
 // engines (forward, backward), 6 grad_weight's outer product (a few batch rows); split-K slices.
 // gemm: 0 forward, 1 grad_input, 2 grad_weight.
 void schedule_of(int rows, int cols, int reduce, bool tma, int gemm, int* engine, int* split, int* slice);
+// Whether grad_input (dx) and grad_weight (dw) of a layer of M x N over K sum compensated, reading dz's rounding
+// remainder dz_lo (written by backward_epilogue when given).
+void dz_lo_readers(int M, int N, int K, bool* dx, bool* dw);
 // chan: NCHAN pointers to the stages' per-channel parameters; scalars: NSCALAR stage constants (host arrays).
 // bias, gamma, beta (and dbias, dgamma, dbeta) are nullptr where the layer has no such parameter.
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
@@ -2041,7 +1992,7 @@ static const char* last_error() {
 }
 
 // Compensated (SIMT, Dot2): GEMMs of at most EXACT_MAX_MACS (the FFMA plans), and tiny ones (their work in whole
-// SIMT tiles at most EXACT_MAX_TILE_MACS). The module mirrors this rule to know when backward needs dz_lo.
+// SIMT tiles at most EXACT_MAX_TILE_MACS). dz_lo_readers() tells the binding when backward allocates dz_lo.
 static bool exact_for(long long M, long long N, long long K) {
   const long long tile_macs = (M + BM - 1) / BM * BM * ((N + BN - 1) / BN * BN) * K;
   return (EXACT_MAX_MACS > 0 && M * N * K <= EXACT_MAX_MACS) || tile_macs <= EXACT_MAX_TILE_MACS;
@@ -2170,6 +2121,11 @@ void schedule_of(int rows, int cols, int reduce, bool tma, int gemm, int* engine
   *engine = static_cast<int>(sc.engine);
   *split = sc.split;
   *slice = sc.slice;
+}
+
+void dz_lo_readers(int M, int N, int K, bool* dx, bool* dw) {
+  *dx = exact_dx_for(M, N, K);
+  *dw = exact_for(N, K, M);  // (the outer product reads dz_lo too where it is given)
 }
 
 // Floats of scratch a schedule needs: the split-K partial tiles, or for wgmma the pre-split operand planes of
@@ -2394,9 +2350,11 @@ const char* grad_weight(const compute_t* dz, const compute_t* dz_lo, const elem_
 '''
 
 _CPP_SOURCE = r'''// Generated by fusegen 0.3.0: fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192
-// C++ binding: checks what reaches the kernels and turns a kernel's error text into a Python exception.
-// The Python module allocates every tensor; this file only passes pointers, strides and sizes.
+// C++ binding: allocates what the kernels write, checks what reaches them and turns a kernel's error text into a
+// Python exception. The Python module calls forward_call / backward_call, once per direction.
 #include <torch/extension.h>
+
+#include <limits>
 
 // Element types (fusegen/dtypes.py): elem_t the tensors in memory (x, W, bias, parameters, output, gradients,
 // running statistics), compute_t the epilogue's arithmetic and what it keeps between kernels (z, dz), stat_t the
@@ -2417,6 +2375,9 @@ long long scratch_floats(int M, int N, int K);
 // engines (forward, backward), 6 grad_weight's outer product (a few batch rows); split-K slices.
 // gemm: 0 forward, 1 grad_input, 2 grad_weight.
 void schedule_of(int rows, int cols, int reduce, bool tma, int gemm, int* engine, int* split, int* slice);
+// Whether grad_input (dx) and grad_weight (dw) of a layer of M x N over K sum compensated, reading dz's rounding
+// remainder dz_lo (written by backward_epilogue when given).
+void dz_lo_readers(int M, int N, int K, bool* dx, bool* dw);
 // chan: NCHAN pointers to the stages' per-channel parameters; scalars: NSCALAR stage constants (host arrays).
 // bias, gamma, beta (and dbias, dgamma, dbeta) are nullptr where the layer has no such parameter.
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
@@ -2451,10 +2412,10 @@ void check_contiguous(const torch::Tensor& t, const char* name, torch::ScalarTyp
   check_tensor(t, name, type);
   TORCH_CHECK(t.is_contiguous(), "fusegen: ", name, " must be contiguous");
 }
-// Optional buffers are passed as empty tensors.
+// Optional buffers are passed as empty or undefined tensors.
 template <typename T>
 T* data_or_null(torch::Tensor& t, const char* name, torch::ScalarType type = kCompute) {
-  if (t.numel() == 0) return nullptr;
+  if (!t.defined() || t.numel() == 0) return nullptr;
   check_contiguous(t, name, type);
   return t.data_ptr<T>();
 }
@@ -2496,7 +2457,7 @@ StageTensors stage_tensors(std::vector<torch::Tensor>& chan, const std::vector<d
 }
 // A per-channel tensor of the layer (bias, GroupNorm weight/bias and their gradients) or an empty one: none.
 fg::elem_t* channel_or_null(torch::Tensor& t, const char* name, int64_t N) {
-  if (t.numel() == 0) return nullptr;
+  if (!t.defined() || t.numel() == 0) return nullptr;
   check_contiguous(t, name);
   TORCH_CHECK(t.numel() == N, "fusegen: ", name, " has ", t.numel(), " values, expected ", N);
   return elem(t);
@@ -2575,6 +2536,90 @@ void grad_weight(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor x, torch::
                "grad_weight");
 }
 
+// ---- one call per direction: allocate the outputs here, then launch. From Python each allocation is a dispatch
+// of a few microseconds; a small layer's whole launch costs as much (benchmarks/host_overhead.py). ----
+namespace {
+// What forward keeps for backward and what backward needs besides the gradients: the plan's decisions.
+// float64 statistics per row: a fused GroupNorm's one a group (N / its group width: in a plan of run-time sizes
+// N is one), or the row reductions' count
+constexpr int64_t kGroupWidth = 16;
+constexpr int64_t kRowStats = 0;
+int64_t groups(int64_t N) { return kGroupWidth ? N / kGroupWidth : 0; }
+int64_t stats_per_row(int64_t N) { return kGroupWidth ? groups(N) : kRowStats; }
+constexpr bool kColStats = false;  // a BatchNorm's (mean, rstd) per channel
+constexpr bool kHasNorm = true;  // a fused GroupNorm: rstd kept; dz has a remainder worth keeping
+constexpr bool kZAlways = false;  // the forward's later kernels read z
+constexpr int64_t kPartialSlots = 0;  // two-stage statistics' partial sums
+constexpr int64_t kRowSums = 0;  // float64 row sums backward keeps for the parameter gradients
+constexpr bool kPreParams = false;  // group means for pre-GroupNorm parameters
+
+// A fresh tensor; poisoned with NaN for tests, so an element no kernel writes shows.
+torch::Tensor fresh(torch::IntArrayRef shape, const torch::TensorOptions& options, bool poison) {
+  torch::Tensor t = torch::empty(shape, options);
+  return poison && t.numel() ? t.fill_(std::numeric_limits<double>::quiet_NaN()) : t;
+}
+}  // namespace
+
+// (out, z, mean, rstd). z and the statistics are empty unless kept for backward (or the plan reads them); every
+// output is its own tensor (a custom operator's outputs must not alias).
+std::vector<torch::Tensor> forward_call(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch::Tensor gamma,
+                                        torch::Tensor beta, std::vector<torch::Tensor> chan,
+                                        std::vector<double> scalars, double eps, bool keep, bool poison,
+                                        int64_t stream) {
+  TORCH_CHECK(x.dim() == 2 && w.dim() == 2, "fusegen: x and weight must be matrices, got shapes ", x.sizes(),
+              " and ", w.sizes());
+  const int64_t M = x.size(0), N = w.size(0);
+  const auto f64 = x.options().dtype(torch::kDouble);
+  torch::Tensor out = fresh({M, N}, x.options(), poison);
+  torch::Tensor z = keep || kZAlways ? fresh({M, N}, x.options().dtype(kCompute), poison) : torch::empty({0}, x.options());
+  // statistics in float64: backward's projection needs them more exact than fp32 (see gn_backward); the forward
+  // rounds them to fp32 to normalize, and backward repeats that rounding
+  const std::vector<int64_t> stats = stats_per_row(N) ? std::vector<int64_t>{M, stats_per_row(N)}
+                                     : kColStats  ? std::vector<int64_t>{N} : std::vector<int64_t>{0};
+  torch::Tensor mean = fresh(stats, f64, poison);
+  torch::Tensor rstd = kHasNorm || kColStats ? fresh(stats, f64, poison) : torch::empty({0}, f64);
+  torch::Tensor partials = kPartialSlots ? fresh({M, groups(N), kPartialSlots, 2}, f64, poison) : torch::Tensor();
+  forward(x, w, bias, gamma, beta, std::move(chan), std::move(scalars), out, z, mean, rstd, partials, eps, stream);
+  return {out, z, mean, rstd};
+}
+
+// (dx, dw, dbias, dgamma, dbeta); dx / dw are empty when not needed.
+std::vector<torch::Tensor> backward_call(torch::Tensor grad_out, torch::Tensor x, torch::Tensor w,
+                                         torch::Tensor gamma, torch::Tensor beta, std::vector<torch::Tensor> chan,
+                                         torch::Tensor z, torch::Tensor mean, torch::Tensor rstd,
+                                         std::vector<double> scalars, bool need_x, bool need_w, bool poison,
+                                         int64_t stream) {
+  TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && z.dim() == 2, "fusegen: the saved x, weight and z must be matrices");
+  const int64_t M = z.size(0), N = z.size(1), K = x.size(1);
+  const auto f64 = z.options().dtype(torch::kDouble);
+  torch::Tensor dz = fresh(z.sizes(), z.options(), poison);
+  // dz's rounding remainder, for the GEMMs that sum compensated; it matters after the GroupNorm's projection
+  // (where dz cancels), element-wise chains have none
+  bool lo_dx = false, lo_dw = false;
+  fg::dz_lo_readers(to_int(M, "batch"), to_int(N, "hidden"), to_int(K, "input"), &lo_dx, &lo_dw);
+  lo_dx = lo_dx && need_x && kHasNorm;
+  lo_dw = lo_dw && need_w && kHasNorm;
+  torch::Tensor dz_lo = lo_dx || lo_dw ? fresh(z.sizes(), z.options(), poison) : torch::Tensor();
+  const auto channel = [&] { return fresh({N}, w.options(), poison); };
+  torch::Tensor dbias = channel(), dgamma = channel(), dbeta = channel();
+  std::vector<torch::Tensor> dchan;
+  for (size_t i = 0; i < chan.size(); ++i) dchan.push_back(channel());
+  torch::Tensor gsums = kPreParams ? fresh({M, groups(N), 2}, f64, poison)
+                        : kRowSums ? fresh({M, kRowSums}, f64, poison) : torch::Tensor();
+  backward_epilogue(grad_out, z, mean, rstd, gamma, beta, std::move(chan), std::move(scalars), dz, dz_lo, dgamma,
+                    dbeta, dbias, dchan, gsums, stream);
+  torch::Tensor dx = need_x ? fresh(x.sizes(), x.options(), poison) : torch::empty({0}, x.options());
+  torch::Tensor dw = need_w ? fresh(w.sizes(), w.options(), poison) : torch::empty({0}, x.options());
+  if (need_x) grad_input(dz, lo_dx ? dz_lo : torch::Tensor(), w, dx, stream);
+  if (need_w) grad_weight(dz, lo_dw ? dz_lo : torch::Tensor(), x, dw, stream);
+  std::vector<torch::Tensor> grads{dx, dw};
+  grads.push_back(dbias);
+  grads.push_back(dgamma);
+  grads.push_back(dbeta);
+  grads.insert(grads.end(), dchan.begin(), dchan.end());
+  return grads;
+}
+
 // (engine, split-K slices, slice length) of a GEMM: for tests and benchmarks that report what ran.
 // gemm: "forward", "grad_input" or "grad_weight" (rows x cols over reduce as that GEMM's).
 std::tuple<std::string, int64_t, int64_t> schedule(int64_t rows, int64_t cols, int64_t reduce, bool tma,
@@ -2590,6 +2635,8 @@ std::tuple<std::string, int64_t, int64_t> schedule(int64_t rows, int64_t cols, i
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "fusegen fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192";
+  m.def("forward_call", &forward_call, "allocates (out, z, mean, rstd) and runs forward: the module's call");
+  m.def("backward_call", &backward_call, "allocates the gradients and runs the backward kernels: the module's call");
   m.def("forward", &forward, "GEMM + bias + the chain (group_norm, leaky_relu, add_self); saves z when given" " and the group statistics");
   m.def("backward_epilogue", &backward_epilogue, "grad_out -> dz and the per-channel parameters' gradients");
   m.def("grad_input", &grad_input, "dx = dz W");
@@ -3069,7 +3116,7 @@ if _HAS_CUSTOM_OP:
         @torch.library.custom_op(_NAMESPACE + "::forward", mutates_args=())
         def forward_op(x: _Tensor, weight: _Tensor, bias: _Tensor, gamma: _Tensor, beta: _Tensor, s0: float, eps: float,
                        keep: bool) -> Tuple[_Tensor, _Tensor, _Tensor, _Tensor]:
-            return _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep)
+            return tuple(_forward_impl(x, weight, bias, gamma, beta, s0, eps, keep))
 
         @forward_op.register_fake
         def _(x, weight, bias, gamma, beta, s0, eps, keep):
@@ -3082,7 +3129,7 @@ if _HAS_CUSTOM_OP:
         @torch.library.custom_op(_NAMESPACE + "::backward", mutates_args=())
         def backward_op(grad_out: _Tensor, x: _Tensor, weight: _Tensor, gamma: _Tensor, beta: _Tensor, z: _Tensor, mean: _Tensor, rstd: _Tensor, s0: float, need_x: bool,
                         need_w: bool) -> Tuple[_Tensor, _Tensor, _Tensor, _Tensor, _Tensor]:
-            return _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, need_w)
+            return tuple(_backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, need_w))
 
         @backward_op.register_fake
         def _(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, need_w):

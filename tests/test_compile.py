@@ -184,12 +184,29 @@ def test_cuda_source_includes_no_torch_headers():
             assert bad not in source, (bad, _case_id(p))
 
 
+# The binding's allocations follow the plan (statistics per row or per channel, partial sums, row sums, one
+# value a row, per-channel stage parameters, a layer without bias or norm): one of each.
+BINDING_MODELS = ("bn_relu.py", "row_sum_keepdim_relu.py", "row_mean_flat_tanh.py", "stage_channel_scale.py",
+                  "stage_bias_param_gn.py", "relu_scale.py", "row_gn_silu_sum_scale.py")
+
+
+def _binding_plans():
+    from fusegen.frontend import model_spec
+
+    models = pathlib.Path(__file__).resolve().parent / "models"
+    yield "headline", fusegen.plan(HEADLINE)
+    yield "two-stage", fusegen.plan(fusegen.Spec(1000, 400, 2), fixed_sizes=False)
+    for name in BINDING_MODELS:
+        yield name, fusegen.plan(model_spec(models / name)[0])
+
+
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
-def test_binding_compiles_against_cpu_torch_headers(tmp_path):
+@pytest.mark.parametrize("name", [name for name, _ in _binding_plans()])
+def test_binding_compiles_against_cpu_torch_headers(name, tmp_path):
     from torch.utils import cpp_extension
 
     cpp = tmp_path / "binding.cpp"
-    cpp.write_text(fusegen.render_binding(fusegen.plan(HEADLINE)))
+    cpp.write_text(fusegen.render_binding(dict(_binding_plans())[name]))
     includes = list(cpp_extension.include_paths()) + [sysconfig.get_paths()["include"]]
     cmd = ["g++", "-std=c++20", "-fsyntax-only", "-DTORCH_EXTENSION_NAME=fusegen_binding_check"]
     cmd += [f"-I{d}" for d in includes] + [str(cpp)]

@@ -83,6 +83,7 @@ def test_a_groupnorm_beside_row_reductions_is_one_of_the_row_kernels_reductions(
 
 
 def test_a_row_output_module_allocates_one_value_a_row(tmp_path):
-    for name, dims in (("row_logsumexp_tail.py", "_new(x, batch)"), ("row_sum_keepdim_relu.py", "_new(x, batch, 1)")):
+    for name, dims in (("row_logsumexp_tail.py", "fresh({M}, x.options()"),
+                       ("row_sum_keepdim_relu.py", "fresh({M, 1}, x.options()")):
         text = fusegen.write_module(fusegen.plan(model_spec(MODELS / name)[0]), tmp_path).read_text()
         assert dims in text and "Z_ALWAYS = True" in text

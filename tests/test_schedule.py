@@ -1,16 +1,13 @@
 """The launchers' per-call schedules, run on the CPU: the generated CUDA's host code (schedule(), exact_for(),
-scratch_floats()) compiled with a small driver and asked about a grid of sizes, checked against the rules the
-planner documents and against the generated module's Python mirror of the compensated-GEMM rule (the module
-allocates dz_lo by it: a disagreement is an error at run time). No GPU is needed: without one, the SM count
-falls back to 132."""
+dz_lo_readers(), scratch_floats()) compiled with a small driver and asked about a grid of sizes, checked against
+the rules the planner documents, and dz_lo_readers (the binding allocates dz_lo by it) against the engines that
+read dz_lo. No GPU is needed: without one, the SM count falls back to 132."""
 import itertools
 import pathlib
 import shutil
 import subprocess
 
 import pytest
-
-from helpers import import_file
 
 import fusegen
 
@@ -27,8 +24,10 @@ int main() {
     const fg::Schedule f = fg::schedule(M, N, K, K % 4 == 0, K % 4 == 0 ? fg::Few::Gemv : fg::Few::None);
     const fg::Schedule x = fg::grad_input_schedule(M, N, K, K % 4 == 0);
     const fg::Schedule w = fg::schedule(N, K, M, M > 0 && K % 4 == 0, fg::Few::Outer);
-    printf("%d %d %d %d %d %d %d %d %d %lld\n", (int)f.engine, f.split, f.slice, (int)x.engine, x.split, x.slice,
-           (int)w.engine, w.split, w.slice, fg::scratch_floats((int)M, (int)N, (int)K));
+    bool lo_dx = false, lo_dw = false;
+    fg::dz_lo_readers((int)M, (int)N, (int)K, &lo_dx, &lo_dw);
+    printf("%d %d %d %d %d %d %d %d %d %lld %d %d\n", (int)f.engine, f.split, f.slice, (int)x.engine, x.split,
+           x.slice, (int)w.engine, w.split, w.slice, fg::scratch_floats((int)M, (int)N, (int)K), lo_dx, lo_dw);
   }
   return 0;
 }
@@ -46,6 +45,15 @@ PLANS = {
 }
 
 
+def _exact(plan, rows, cols, reduce):
+    """The plan's rule for a compensated GEMM (rows x cols over reduce): at most exact_max_macs multiply-adds, or
+    at most exact_max_tile_macs of them in whole SIMT tiles."""
+    bm, bn = plan.simt_tile.block_m, plan.simt_tile.block_n
+    tile_macs = -(-rows // bm) * bm * (-(-cols // bn) * bn) * reduce
+    return (plan.exact_max_macs > 0 and rows * cols * reduce <= plan.exact_max_macs) or \
+        tile_macs <= plan.exact_max_tile_macs
+
+
 @pytest.fixture(scope="module", params=sorted(PLANS))
 def schedules(request, tmp_path_factory):
     p = PLANS[request.param]()
@@ -60,13 +68,12 @@ def schedules(request, tmp_path_factory):
     sizes = SIZES + [(m, n, k) for m, n, k in itertools.product((1, 33, 200), (64, 640), (8, 9, 100, 4097))]
     out = subprocess.run([str(d / "driver")], input="".join(f"{m} {n} {k}\n" for m, n, k in sizes),
                          stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.split("\n")
-    module = import_file(fusegen.write_module(p, d / "module"), poison=False)
-    return p, module, {s: tuple(int(v) for v in line.split()) for s, line in zip(sizes, out)}
+    return p, {s: tuple(int(v) for v in line.split()) for s, line in zip(sizes, out)}
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
 def test_schedules_follow_the_rules(schedules):
-    plan, module, table = schedules
+    plan, table = schedules
     for (m, n, k), row in table.items():
         gemms = {"forward": (row[0:3], (m, n, k)), "grad_input": (row[3:6], (m, k, n)),
                  "grad_weight": (row[6:9], (n, k, m))}
@@ -97,13 +104,15 @@ def test_schedules_follow_the_rules(schedules):
                 assert engine != EXACT, where
             else:
                 assert slice_ == reduce, where
-        # the module allocates dz_lo by its mirror of the rule: it must agree with the launchers
-        exact_dx = module._exact(m, k, n) or (k <= module.EXACT_DX_MAX_INPUT and m * n * k <= 1 << 28)
-        assert (row[3] == EXACT) == exact_dx, (m, n, k, row)
-        # (the outer-product engine takes dz_lo too: it is compensated)
-        assert (row[6] in (EXACT, OUTER)) >= module._exact(n, k, m), (m, n, k, row)
-        assert row[6] != EXACT or module._exact(n, k, m), (m, n, k, row)
-        assert (row[0] == EXACT) == module._exact(m, n, k), (m, n, k, row)
+        # the binding allocates dz_lo by dz_lo_readers: every compensated backward GEMM gets it (a missing one
+        # reads null), and only an engine that reads it does (the outer product takes it too: it is compensated)
+        lo_dx, lo_dw = row[10], row[11]
+        assert lo_dx == (row[3] == EXACT), (m, n, k, row)
+        assert (row[6] == EXACT) <= lo_dw <= (row[6] in (EXACT, OUTER)), (m, n, k, row)
+        # and the compensated GEMMs are those the plan's documented rule names
+        assert (row[0] == EXACT) == _exact(plan, m, n, k), (m, n, k, row)
+        assert lo_dw == _exact(plan, n, k, m), (m, n, k, row)
+        assert lo_dx == (_exact(plan, m, k, n) or (k <= plan.exact_dx_max_input and m * n * k <= 1 << 28)), row
         assert row[9] >= 0
 
 
@@ -111,7 +120,7 @@ def test_schedules_follow_the_rules(schedules):
 def test_small_layers_leave_the_compensated_path(schedules):
     """Only tiny GEMMs (and, after a GroupNorm, grad_input of few inputs) stay compensated on tensor-core plans; a
     batch-1 or batch-64 layer of a real size runs on tensor cores, split to fill the GPU."""
-    plan, module, table = schedules
+    plan, table = schedules
     if plan.mainloop == "simt_fp32" or plan.exact_max_macs:
         pytest.skip("FFMA plans and tf32 with groups under 8 channels keep the compensated small GEMMs")
     assert table[(5, 130, 64)][0] == EXACT  # tiny: compensated (3xTF32 measured at 2-8x cuBLAS's error there)
