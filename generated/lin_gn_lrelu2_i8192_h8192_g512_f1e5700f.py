@@ -71,6 +71,7 @@ COL_STATS = False  # the BatchNorm's (mean, rstd) per channel, float64, kept for
 HAS_NORM = True  # the chain has a fused GroupNorm (group statistics are kept for backward)
 GROUP_NORM = True  # a GroupNorm, fused or beside row reductions
 RENDER_COMMAND = 'fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "NVIDIA H200"'
+PARAM_NAMES = ("fc.weight", "fc.bias", "gn.weight", "gn.bias", )  # what forward passes the kernels, in order
 CUDA_FLAGS = ['-O3', '-gencode=arch=compute_90a,code=sm_90a']
 # Debugging aid for tests: fill every buffer the kernels must write with NaN first, so an unwritten element shows.
 POISON_OUTPUTS = os.environ.get("FUSEGEN_POISON") == "1"
@@ -93,16 +94,16 @@ class ModelNew(nn.Module):
         self.leaky_relu = nn.LeakyReLU(negative_slope=negative_slope)
 
     def forward(self, x):
-        params = (("fc.weight", _param(self, "fc", "weight")), ("fc.bias", _param(self, "fc", "bias")), ("gn.weight", _param(self, "gn", "weight")), ("gn.bias", _param(self, "gn", "bias")), )
+        params = (_param(self, "fc", "weight"), _param(self, "fc", "bias"), _param(self, "gn", "weight"), _param(self, "gn", "bias"), )  # PARAM_NAMES
         _check_input(x, params)
-        keep = torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for _, p in params))
-        scalars = (float(self.leaky_relu.negative_slope), )
-        eps = float(self.gn.eps)
+        keep = torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for p in params))
+        scalars = (float(self._modules["leaky_relu"].negative_slope), )
+        eps = float(self._modules["gn"].eps)
         if _OPS is not None and _compiling():
-            return _OPS(x, *(p for _, p in params), *scalars, eps, keep)[0]
+            return _OPS(x, *params, *scalars, eps, keep)[0]
         if not keep:  # inference: no graph to record, so no autograd Function (its dispatch costs microseconds)
-            return _forward_impl(x, *(p for _, p in params), *scalars, eps, False)[0]
-        return _FusedLayer.apply(x, *(p for _, p in params), *scalars, eps, keep)
+            return _forward_impl(x, *params, *scalars, eps, False)[0]
+        return _FusedLayer.apply(x, *params, *scalars, eps, keep)
 
 
 class _FusedLayer(torch.autograd.Function):
@@ -166,7 +167,7 @@ def _check_input(x, params):
         raise TypeError("ModelNew expects float32 input, got {}".format(x.dtype))
     if not x.is_cuda:
         raise ValueError("ModelNew runs on CUDA only; got input on {} (move it with x.cuda())".format(x.device))
-    for i, (name, p) in enumerate(params):
+    for i, (name, p) in enumerate(zip(PARAM_NAMES, params)):
         if not p.is_cuda or p.dtype != torch.float32 or p.device != x.device:
             raise ValueError("ModelNew's parameter {} is {} on {}; expected float32 on the input's device {} "
                              "(call model.cuda())".format(name, p.dtype, p.device, x.device))

@@ -96,8 +96,9 @@ def layer(p: Plan):
         q = chain[index].param(key)
         tensors.append(dict(name=f"p{k}", qualname=q, expr=_param_expr(q) + ".view(-1)"))  # (hidden,) or (1, hidden)
     if face is None:
-        scalar_exprs = ["float(self.leaky_relu.negative_slope)"]
-        eps_expr = "float(self.gn.eps)"
+        # (through the modules' dictionary, as _param_expr: attribute lookups of submodules cost a microsecond)
+        scalar_exprs = ["float(self._modules[\"leaky_relu\"].negative_slope)"]
+        eps_expr = "float(self._modules[\"gn\"].eps)"
     else:
         scalar_exprs = [_scalar_expr(chain[i], key) for i, key in p.scalar_slots]
         eps_expr = repr(float(norm.param("eps"))) if norm else "1e-5  # unused: no GroupNorm"
