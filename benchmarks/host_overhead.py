@@ -34,9 +34,8 @@ def main(argv=None):
     xg = x.clone().requires_grad_()
     g = torch.randn(batch, size, device="cuda")
     kernels = m._kernels(dev)
-    params = (("fc.weight", model.fc.weight), ("fc.bias", model.fc.bias), ("gn.weight", model.gn.weight),
-              ("gn.bias", model.gn.bias))
-    w, b, gam, bet = (p.detach() for _, p in params)
+    params = (model.fc.weight, model.fc.bias, model.gn.weight, model.gn.bias)  # in the module's PARAM_NAMES order
+    w, b, gam, bet = (p.detach() for p in params)
     slope = 0.01  # the headline chain's one stage constant (LeakyReLU's slope)
     out, z, mean, rstd = m._forward_impl(x, w, b, gam, bet, slope, 1e-5, True)
     empty = x.new_empty(0)
@@ -47,7 +46,7 @@ def main(argv=None):
 
     # autograd's own cost for a graph of our shape: one Function node over x and the four parameters, whose
     # backward computes nothing (ready-made gradients), then the engine accumulates them into .grad as ours
-    leaves = [xg] + [p for _, p in params]
+    leaves = [xg] + list(params)
     ready = [torch.zeros_like(t) for t in leaves]
 
     class Floor(torch.autograd.Function):
