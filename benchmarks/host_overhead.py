@@ -6,17 +6,15 @@ alone (CPU microseconds per call, the GPU left to run behind), against PyTorch e
 import argparse
 import pathlib
 import sys
-import tempfile
 
 import torch
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from fusegen.codegen import write_module  # noqa: E402
 from fusegen.tools.accuracy import ReferenceLayer  # noqa: E402
-from sweep import sweep_plan  # noqa: E402  (beside this script)
-from fusegen.tools.tune import _import, host_us  # noqa: E402
+from sweep import build_modules  # noqa: E402  (beside this script)
+from fusegen.tools.tune import host_us  # noqa: E402
 
 
 def main(argv=None):
@@ -26,7 +24,7 @@ def main(argv=None):
     ap.add_argument("--calls", type=int, default=2000)
     args = ap.parse_args(argv)
     size, batch, calls = args.size, args.batch, args.calls
-    m = _import(write_module(sweep_plan(size), pathlib.Path(tempfile.mkdtemp(prefix="fusegen-host-"))))
+    m = build_modules([size], sys.stderr)[size]
     dev = torch.device("cuda")
     model = m.ModelNew(size, size, size // 32).cuda()
     ref = ReferenceLayer(size, size, size // 32).cuda()

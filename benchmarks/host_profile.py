@@ -8,17 +8,15 @@ forward with its graph recorded and of the backward alone (retain_graph), withou
 import argparse
 import pathlib
 import sys
-import tempfile
 
 import torch
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from fusegen.codegen import write_module  # noqa: E402
 from fusegen.tools.accuracy import ReferenceLayer  # noqa: E402
-from sweep import sweep_plan  # noqa: E402  (beside this script)
-from fusegen.tools.tune import _import, host_us  # noqa: E402
+from sweep import build_modules  # noqa: E402  (beside this script)
+from fusegen.tools.tune import host_us  # noqa: E402
 
 
 def main(argv=None):
@@ -29,7 +27,7 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=25)
     args = ap.parse_args(argv)
     size, batch = args.size, args.batch
-    m = _import(write_module(sweep_plan(size), pathlib.Path(tempfile.mkdtemp(prefix="fusegen-prof-"))))
+    m = build_modules([size], sys.stderr)[size]
     models = {"fusegen": m.ModelNew(size, size, size // 32).cuda(),
               "eager": ReferenceLayer(size, size, size // 32).cuda()}
     xg = torch.randn(batch, size, device="cuda").requires_grad_()

@@ -261,10 +261,9 @@ class Plan:
             f"mma_tf32 {self.mma_tile.name}"
         narrow = f"mma_tf32 narrow {self.narrow_tile.name}" if self.narrow_tile else "(no narrow tile)"
         wgmma = f"wgmma_tf32 {self.tile.name}" if self.mainloop == "wgmma_tf32" else "(no wgmma)"
-        gemv = f"gemv_fp32 m{self.gemv_max_rows}" if self.gemv_max_rows else "(no few-rows engine)"
-        gemv_t = f"gemv_t_fp32 m{self.gemv_max_rows}" if self.gemv_max_rows else "(no few-rows engine)"
-        outer = f"outer_fp32 m{self.gemv_max_rows}" if self.gemv_max_rows else "(no few-rows engine)"
-        return ("simt_fp32 compensated", main, narrow, wgmma, gemv, gemv_t, outer)
+        few = tuple(f"{name}_fp32 m{self.gemv_max_rows}" if self.gemv_max_rows else "(no few-rows engine)"
+                    for name in ("gemv", "gemv_t", "outer"))
+        return ("simt_fp32 compensated", main, narrow, wgmma) + few
 
     @property
     def variant_key(self) -> tuple:
