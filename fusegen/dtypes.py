@@ -6,12 +6,21 @@ is an entry here plus the engines that multiply it."""
 import dataclasses
 
 
+def _quiet():
+    return dataclasses.field(default="", repr=False)
+
+
 @dataclasses.dataclass(frozen=True)
 class DType:
     name: str  # torch's word, as in torch.float32
     cuda: str  # the CUDA type
     aten: str  # its torch::ScalarType in C++
     bytes: int
+    # (the fields below stay out of the repr, which names and hashes modules: float32 modules keep their names)
+    short: str = _quiet()  # in module and kernel names ("" for float32, whose names predate dtypes)
+    header: str = _quiet()  # the CUDA header declaring the type ("" for the built-in ones)
+    to_float: str = _quiet()  # device function widening a value to float ("": a float already)
+    from_float: str = _quiet()  # device function rounding a float to the type, to nearest ("": none needed)
 
     @property
     def torch(self) -> str:
@@ -21,7 +30,12 @@ class DType:
 
 FLOAT32 = DType("float32", "float", "torch::kFloat", 4)
 FLOAT64 = DType("float64", "double", "torch::kDouble", 8)
-DTYPES = {d.name: d for d in (FLOAT32, FLOAT64)}
+BFLOAT16 = DType("bfloat16", "__nv_bfloat16", "torch::kBFloat16", 2, short="bf16", header="cuda_bf16.h",
+                 to_float="__bfloat162float", from_float="__float2bfloat16_rn")
+FLOAT16 = DType("float16", "__half", "torch::kHalf", 2, short="f16", header="cuda_fp16.h", to_float="__half2float",
+                from_float="__float2half_rn")
+DTYPES = {d.name: d for d in (FLOAT32, FLOAT64, BFLOAT16, FLOAT16)}
+ELEMENTS = (FLOAT32.name, BFLOAT16.name, FLOAT16.name)  # what a module's tensors may hold (Spec.dtype)
 
 
 def dtype(name: str) -> DType:

@@ -4,6 +4,7 @@ and `interface` from a model file."""
 import dataclasses
 import math
 
+from .dtypes import ELEMENTS, FLOAT32
 from .ops import COLUMN, FULL, ROW, ROW_VALUE, op
 
 
@@ -64,6 +65,11 @@ class Spec:
     stages: tuple = ()
     bias: bool = True  # the Linear adds its bias
     interface: object = None  # ModelInterface of a from-model layer; None: the headline module's constructor
+    # What the tensors hold in memory (input, parameters, output, gradients; fusegen/dtypes.py ELEMENTS). The
+    # epilogue computes in fp32 and its statistics in fp64 whatever it is; `precision` says how fp32 operands
+    # multiply, so a bfloat16 or float16 spec leaves it at the default (its operands go to the tensor cores as
+    # they are). (Out of the repr, which names and hashes modules: float32 modules keep their names.)
+    dtype: str = dataclasses.field(default=FLOAT32.name, repr=False)
 
     def __post_init__(self):
         for field in ("hidden_size", "num_groups", "input_size"):  # hidden first: --input defaults to it
@@ -82,6 +88,11 @@ class Spec:
                 raise SpecError(f"{field} must be a finite number, got {value!r}")
         if self.precision not in PRECISIONS:
             raise SpecError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        if self.dtype not in ELEMENTS:
+            raise SpecError(f"dtype must be one of {', '.join(ELEMENTS)}, got {self.dtype!r}")
+        if self.dtype != FLOAT32.name and self.precision != TF32X3:
+            raise SpecError(f"precision ({self.precision}) chooses how float32 operands multiply; a {self.dtype} "
+                            "layer's operands go to the tensor cores as they are: leave it out")
         if self.eps <= 0:
             raise SpecError(f"eps must be positive, got {self.eps}")
         if self.stages:

@@ -137,6 +137,20 @@ def _spec_for_width(gw, groups=4, input_size=64, precision="fp32"):
     return fusegen.Spec(input_size, gw * groups, groups, precision=precision)
 
 
+def test_spec_dtype():
+    Spec, SpecError = fusegen.Spec, fusegen.SpecError
+    """What the tensors hold is part of the spec: float32 (the default, names as before dtypes), bfloat16,
+    float16; `precision` (how fp32 operands multiply) stays at its default for the half types."""
+    assert Spec(8, 8, 2).dtype == "float32" and "dtype" not in repr(Spec(8, 8, 2))
+    assert Spec(8, 8, 2, dtype="bfloat16") != Spec(8, 8, 2)
+    with pytest.raises(SpecError, match="dtype must be one of float32, bfloat16, float16, got 'float64'"):
+        Spec(8, 8, 2, dtype="float64")
+    with pytest.raises(SpecError, match="precision .tf32. chooses how float32 operands multiply"):
+        Spec(8, 8, 2, dtype="float16", precision="tf32")
+    with pytest.raises(SpecError, match="bfloat16 module needs the bf16 tensor-core engines"):
+        fusegen.plan(Spec(8, 8, 2, dtype="bfloat16"))
+
+
 def test_headline_plan():
     p = fusegen.plan(HEADLINE)
     assert p.group_width == 16 and p.precision == "3xtf32" and p.mainloop == "mma_tf32" and p.arch_flags == ()

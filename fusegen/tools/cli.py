@@ -3,15 +3,19 @@
 Every command exits 0 on success and non-zero with a one-line reason on stderr on failure.
 """
 import argparse
+import dataclasses
 import os
 import pathlib
 import shutil
 import sys
 
 from ..codegen import write_module
+from ..dtypes import ELEMENTS, FLOAT32
 from ..plan import plan
 from ..spec import FP32, PRECISIONS, TF32X3, Spec, SpecError
 
+DTYPE_HELP = ("what the layer's tensors hold: float32 (default), bfloat16 or float16 (input, parameters, output "
+              "and gradients; the epilogue computes in fp32 either way)")
 PRECISION_HELP = ("how the GEMMs multiply. 3xtf32 (default on sm_80+): tensor cores with each fp32 operand split "
                   "into two TF32 parts, fp32-accurate (passes allclose 1e-4 against the fp32 reference). tf32: "
                   "tensor cores on TF32-rounded operands, ~3x faster still but ~3e-4 relative error: FAILS "
@@ -28,6 +32,11 @@ def default_precision() -> str:
     except Exception:  # no usable torch/driver here: the module is rendered for sm_80+ targets
         pass
     return TF32X3
+
+
+def _precision(args) -> str:
+    """--precision, else the default for the dtype (how fp32 operands multiply: only float32 layers have one)."""
+    return args.precision or (default_precision() if args.dtype == FLOAT32.name else TF32X3)
 
 
 def _arch(text):
@@ -70,6 +79,7 @@ def _add_layer_args(p, tuning_only=False):
     p.add_argument("--groups", type=int, required=True, help="GroupNorm groups; must divide --hidden")
     p.add_argument("--input", type=int, default=None, help="Linear in_features (default: --hidden)")
     p.add_argument("--precision", choices=PRECISIONS, default=None, help=PRECISION_HELP)
+    p.add_argument("--dtype", choices=ELEMENTS, default=FLOAT32.name, help=DTYPE_HELP)
     if tuning_only:
         return
     p.add_argument("--eps", type=float, default=1e-5, help="GroupNorm eps default baked into the module")
@@ -138,6 +148,7 @@ def _parser() -> argparse.ArgumentParser:
     from_model.add_argument("model_file", help="path to the model file")
     from_model.add_argument("--out", default="generated", help="output directory (default: generated)")
     from_model.add_argument("--precision", choices=PRECISIONS, default=None, help=PRECISION_HELP)
+    from_model.add_argument("--dtype", choices=ELEMENTS, default=FLOAT32.name, help=DTYPE_HELP)
     from_model.add_argument("--dynamic-sizes", action="store_true", help="as for render")
     from_model.add_argument("--gpu", default=None, help="as for render")
     from_model.add_argument("--arch", default=None, type=_arch, help="as for render")
@@ -160,7 +171,7 @@ def _spec(args, command):
     try:
         extra = dict(eps=args.eps, negative_slope=args.negative_slope) if hasattr(args, "eps") else {}
         return Spec(input_size=args.hidden if args.input is None else args.input, hidden_size=args.hidden,
-                    num_groups=args.groups, precision=args.precision or default_precision(), **extra)
+                    num_groups=args.groups, precision=_precision(args), dtype=args.dtype, **extra)
     except SpecError as e:
         print(f"fusegen {command}: {e}", file=sys.stderr)
         return None
@@ -268,7 +279,8 @@ def _measure(args, spec) -> int:
 def from_model(args) -> int:
     from ..frontend import ModelError, model_spec
     try:
-        spec, chain = model_spec(args.model_file, precision=args.precision or default_precision())
+        spec, chain = model_spec(args.model_file, precision=_precision(args))
+        spec = dataclasses.replace(spec, dtype=args.dtype)
         p = _plan(args, spec)
     except (ModelError, SpecError) as e:
         print(f"fusegen from-model: {e}", file=sys.stderr)
@@ -304,14 +316,19 @@ def main(argv=None) -> int:
     spec = _spec(args, args.command)
     if spec is None:
         return 2
-    if args.command == "render":
-        p = _plan(args, spec)
-        path = write_module(p, args.out)
-        print(path)
-        print(f"plan: {p.summary}")
-    elif args.command == "explain":
-        from ..codegen.explain import explain
-        print(explain(_plan(args, spec)))
+    if args.command in ("render", "explain"):
+        try:
+            p = _plan(args, spec)
+        except SpecError as e:  # a spec no plan fits (e.g. a dtype without its engines)
+            print(f"fusegen {args.command}: {e}", file=sys.stderr)
+            return 2
+        if args.command == "render":
+            path = write_module(p, args.out)
+            print(path)
+            print(f"plan: {p.summary}")
+        else:
+            from ..codegen.explain import explain
+            print(explain(p))
     elif args.command in ("check", "bench"):
         return _measure(args, spec)
     elif args.command == "tune":
