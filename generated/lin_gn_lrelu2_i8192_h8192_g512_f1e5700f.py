@@ -262,6 +262,13 @@ namespace fg {
 using elem_t = float;
 using compute_t = float;
 using stat_t = double;
+#ifdef __CUDACC__
+// elem_t to and from the epilogue's fp32 (spelled out: torch's nvcc flags turn the half types' implicit
+// conversions off); the identity for float32.
+__device__ __forceinline__ float to_f32(elem_t v) { return (v); }
+__device__ __forceinline__ elem_t to_elem(float v) { return (v); }
+__device__ __forceinline__ float load(const elem_t* p) { return to_f32(__ldg(p)); }
+#endif
 }  // namespace fg
 
 // ---- plan constants: everything the planner fixed at compile time ----
@@ -303,9 +310,9 @@ __device__ __forceinline__ float gn_xhat(float z, float mean, float rstd) { retu
 __device__ __forceinline__ float gn_affine(float xhat, float gamma, float beta) { return __fmaf_rn(xhat, gamma, beta); }
 
 // The Linear's bias and the GroupNorm's affine parameters of a channel (constants when the layer has none).
-__device__ __forceinline__ float lin_bias(const elem_t* bias, int col) { return HAS_BIAS ? __ldg(bias + col) : 0.f; }
-__device__ __forceinline__ float gn_gamma(const elem_t* gamma, int col) { return GN_AFFINE ? __ldg(gamma + col) : 1.f; }
-__device__ __forceinline__ float gn_beta(const elem_t* beta, int col) { return GN_AFFINE ? __ldg(beta + col) : 0.f; }
+__device__ __forceinline__ float lin_bias(const elem_t* bias, int col) { return HAS_BIAS ? load(bias + col) : 0.f; }
+__device__ __forceinline__ float gn_gamma(const elem_t* gamma, int col) { return GN_AFFINE ? load(gamma + col) : 1.f; }
+__device__ __forceinline__ float gn_beta(const elem_t* beta, int col) { return GN_AFFINE ? load(beta + col) : 0.f; }
 
 // rstd = 1 / sqrt(var + eps) with var the biased variance, as GroupNorm defines it.
 __device__ __forceinline__ double gn_rstd(double m2, int count, float eps) { return 1.0 / sqrt(m2 / count + eps); }
@@ -1436,7 +1443,7 @@ __device__ __forceinline__ void stage_half(const float (&acc)[E::ACC_M][E::ACC_N
 #pragma unroll
     for (int j = 0; j < E::ACC_N; ++j) {
       const int c = E::col(j), col = n0 + c;
-      Cs[r * CS_STRIDE + c] = acc[i][j] + (bias && col < N ? __ldg(bias + col) : 0.f);
+      Cs[r * CS_STRIDE + c] = acc[i][j] + (bias && col < N ? load(bias + col) : 0.f);
     }
   }
 }
@@ -1621,7 +1628,7 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
         } else {
           for (int h = 0; h < 2 && e + h < VPT; ++h) {
             const long long oh = o + (E::col(q * VPT + e + h) - E::col(q * VPT));
-            a.out[oh] = y[e + h];
+            a.out[oh] = to_elem(y[e + h]);
             if (a.z) a.z[oh] = zv[e + h];
           }
         }
@@ -1680,8 +1687,8 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
       for (int e = 0; e < VPT; ++e) {
         const int col = n0 + E::col(q + e);
         const long long o = (long long)row * N + col;
-        a.out[o] = post_fwd(gn_affine(gn_xhat(v[e], mean, rstd), gn_gamma(a.gamma, col), gn_beta(a.beta, col)), col,
-                            a.st);
+        a.out[o] = to_elem(post_fwd(gn_affine(gn_xhat(v[e], mean, rstd), gn_gamma(a.gamma, col), gn_beta(a.beta, col)),
+                                     col, a.st));
         if (a.z) a.z[o] = zv[e];
       }
     }
@@ -1732,7 +1739,7 @@ __device__ __forceinline__ void gn_epilogue_smem(const float (&acc)[E::ACC_M][E:
         if (a.z) a.z[o] = v[c];
         const float y = gn_affine(gn_xhat(pre_fwd(v[c], col, a.st), mean, rstd), gn_gamma(a.gamma, col),
                                   gn_beta(a.beta, col));
-        a.out[o] = post_fwd(y, col, a.st);
+        a.out[o] = to_elem(post_fwd(y, col, a.st));
       }
     }
   }
@@ -1779,7 +1786,7 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_rows_kernel(BackwardA
   for (int c = lane; active && c < GW; c += LANES) {
     const int col = col0 + c;
     const float gamma = gn_gamma(a.gamma, col), u = pre_fwd(zr[c], col, a.st);
-    const float dy = post_bwd(a.grad_out[row * a.sg0 + col * a.sg1],
+    const float dy = post_bwd(to_f32(a.grad_out[row * a.sg0 + col * a.sg1]),
                               gn_affine(gn_xhat(u, mean, rstd), gamma, gn_beta(a.beta, col)), col, a.st, unused);
     const double dxhat = (double)dy * gamma;
     s1 += dxhat;
@@ -1790,7 +1797,7 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_rows_kernel(BackwardA
   for (int c = lane; active && c < GW; c += LANES) {
     const int col = col0 + c;
     const float gamma = gn_gamma(a.gamma, col), u = pre_fwd(zr[c], col, a.st);
-    const float dy = post_bwd(a.grad_out[row * a.sg0 + col * a.sg1],
+    const float dy = post_bwd(to_f32(a.grad_out[row * a.sg0 + col * a.sg1]),
                               gn_affine(gn_xhat(u, mean, rstd), gamma, gn_beta(a.beta, col)), col, a.st, unused);
     const double xhat_d = ((double)u - mean_d) * rstd_d;
     const double du = rstd_d * ((double)dy * gamma - mean_dxhat - xhat_d * mean_dxhat_xhat);
@@ -1815,7 +1822,7 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_cols_kernel(BackwardA
     const int G = N / GW, g = col / GW;
     const float gamma = gn_gamma(a.gamma, col), beta = gn_beta(a.beta, col);
     for (long long row = ty; row < a.M; row += ROW_LANES) {
-      const float zv = a.z[row * N + col], grad = a.grad_out[row * a.sg0 + col * a.sg1];
+      const float zv = a.z[row * N + col], grad = to_f32(a.grad_out[row * a.sg0 + col * a.sg1]);
       float dp[NCHAN > 0 ? NCHAN : 1] = {};
       const double mean_d = a.mean[row * G + g], rstd_d = a.rstd[row * G + g];
       const float u = pre_fwd(zv, col, a.st);
@@ -1837,7 +1844,7 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_cols_kernel(BackwardA
 #pragma unroll
     for (int r = 0; r < ROW_LANES; ++r) s += partial[k][r][tx];
     elem_t* out = k == 0 ? a.dgamma : k == 1 ? a.dbeta : k == 2 ? a.dbias : a.dchan[k < 3 + NCHAN ? k - 3 : 0];
-    if (out) out[col] = (float)s;
+    if (out) out[col] = to_elem((float)s);
   }
 }
 }  // namespace fg
@@ -2364,6 +2371,13 @@ namespace fg {
 using elem_t = float;
 using compute_t = float;
 using stat_t = double;
+#ifdef __CUDACC__
+// elem_t to and from the epilogue's fp32 (spelled out: torch's nvcc flags turn the half types' implicit
+// conversions off); the identity for float32.
+__device__ __forceinline__ float to_f32(elem_t v) { return (v); }
+__device__ __forceinline__ elem_t to_elem(float v) { return (v); }
+__device__ __forceinline__ float load(const elem_t* p) { return to_f32(__ldg(p)); }
+#endif
 }  // namespace fg
 
 // Host entry points of the fused kernels. Each returns nullptr on success, else the CUDA error text.

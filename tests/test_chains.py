@@ -2,6 +2,7 @@
 constructor (same seed, same weights and state_dict keys; other arguments refused), and every stage template, in
 every chain the files hold, compiles with nvcc (forward and backward of both chain segments; with row reductions,
 the row kernels; with a BatchNorm, the column kernels)."""
+import dataclasses
 import subprocess
 
 import pytest
@@ -12,10 +13,14 @@ from test_compile import NVCC
 
 import fusegen
 from fusegen.codegen.render import _environment
+from fusegen.dtypes import ELEMENTS, dtype
 from fusegen.frontend import GENERATED, load_model_file, model_spec
 from fusegen.plan import COLS, ROWS
 
 MODELS = REPO / "tests" / "models"
+# what torch.utils.cpp_extension adds to every nvcc command line
+TORCH_NVCC_FLAGS = ("-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__", "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
+                    "-D__CUDA_NO_HALF2_OPERATORS__")
 MODEL_FILES = sorted(p.name for p in MODELS.glob("*.py") if not p.name.startswith("refuse_"))
 
 
@@ -48,13 +53,17 @@ def test_model_new_keeps_the_model_files_interface(name, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
-def test_every_chain_compiles(tmp_path):
+@pytest.mark.parametrize("element", ELEMENTS)
+def test_every_chain_compiles(element, tmp_path):
     """One translation unit: each model file's chain (its stage structs and both segments' forward and
-    backward) in a namespace of its own, called from a kernel so that nothing is left uninstantiated."""
+    backward) in a namespace of its own, called from a kernel so that nothing is left uninstantiated. For each
+    element type the tensors may hold: the epilogue reads and writes them through to_f32 / to_elem / load, under
+    torch's nvcc flags that turn the half types' implicit conversions off. (The planner refuses the half types
+    until their GEMM engines exist, so their plans here are the float32 plans with the element swapped.)"""
     env = _environment()
-    parts = ["#include <cuda_runtime.h>"]
+    parts = ["#include <cuda_runtime.h>", "#include <cuda_bf16.h>", "#include <cuda_fp16.h>"]
     for k, name in enumerate(MODEL_FILES):
-        p = fusegen.plan(model_spec(MODELS / name)[0])
+        p = dataclasses.replace(fusegen.plan(model_spec(MODELS / name)[0]), element=dtype(element))
         if p.group_strategy in (ROWS, COLS):  # their kernels themselves instantiate every stage and reduction
             parts += [f"// {name}", f"namespace m{k} {{", env.get_template("types.h.j2").render(plan=p)] + [
                 env.get_template(f"{t}.cuh.j2").render(plan=p) for t in (
@@ -73,6 +82,6 @@ def test_every_chain_compiles(tmp_path):
                   "}", "}"]
     cu = tmp_path / "chains.cu"
     cu.write_text("\n".join(parts))
-    r = subprocess.run([NVCC, "-arch=sm_80", "-c", str(cu), "-o", str(tmp_path / "chains.o")],
+    r = subprocess.run([NVCC, "-arch=sm_80", "-c", str(cu), "-o", str(tmp_path / "chains.o"), *TORCH_NVCC_FLAGS],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
