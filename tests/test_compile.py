@@ -214,3 +214,22 @@ def test_binding_compiles_against_cpu_torch_headers(name, tmp_path):
     cmd += [f"-I{d}" for d in includes] + [str(cpp)]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     assert r.returncode == 0, f"g++ failed on the binding:\n{r.stderr[-6000:]}"
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH or /usr/local/cuda/bin/nvcc)")
+@pytest.mark.parametrize("element", ["bfloat16", "float16"])
+def test_half_engine_compiles_without_spills(element, tmp_path):
+    """The bf16 / fp16 mma.sync engine on its own (tests/engine_probe.py: every operand layout, both tiles), for
+    sm_80 and sm_90 under torch's nvcc flags, before any module uses it; tests/test_gpu_engines.py runs it."""
+    from engine_probe import probe_source
+    from test_chains import TORCH_NVCC_FLAGS
+
+    cu = tmp_path / "probe.cu"
+    cu.write_text(probe_source(element))
+    for arch in ARCHS:
+        r = subprocess.run([NVCC, arch, "-c", str(cu), "-o", str(tmp_path / "probe.o"), "-Xptxas", "-v",
+                            *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        assert r.returncode == 0, r.stderr[-4000:]
+        report = _ptxas_report(r.stderr)
+        assert len(report) >= 14, r.stderr[-2000:]  # 7 layouts x 2 tiles
+        assert all(stores == 0 and loads == 0 for _, _, stores, loads in report), report

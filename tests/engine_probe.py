@@ -1,0 +1,89 @@
+"""A GEMM engine on its own: the engine's template rendered with the plan's constants and a probe kernel that runs
+its mainloop over every operand layout and stores the accumulator fragment, so an engine can be compiled (CPU)
+and checked against fp64 (GPU) before any module uses it. Used by test_compile and test_gpu_engines."""
+import dataclasses
+
+import fusegen
+from fusegen.codegen.render import _environment
+from fusegen.dtypes import dtype
+
+# (A k-fast, B k-fast, 16-byte copies): the forward (both k-fast), grad_input (dz k-fast, W n-fast) and
+# grad_weight (both k-slow) layouts, each with and without 16-byte copies where the engine has them
+LAYOUTS = ((True, True, True), (True, False, True), (False, False, True), (True, True, False),
+           (True, False, False), (False, False, False), (False, True, False))
+ENGINES = ("MmaHalf", "MmaHalfNarrow")
+
+PROBE = r"""
+namespace fg {
+// C (M x N, row-major fp32) = A B with A(m, k) = A[m a_sm + k a_sk], B(k, n) = B[k b_sk + n b_sn]: A is M x K
+// row-major when k-fast, else K x M; B is N x K row-major (nn.Linear's weight) when k-fast, else K x N.
+template <class E, bool AK, bool BKF, bool VEC>
+__global__ void __launch_bounds__(E::THREADS) probe(const elem_t* A, const elem_t* B, float* C, int M, int N, int K) {
+  extern __shared__ float smem[];
+  float acc[E::ACC_M][E::ACC_N];
+  const int m0 = blockIdx.x * E::TILE_M, n0 = blockIdx.y * BN;
+  E::template mainloop<AK, BKF, false, false, VEC>(acc, smem, A, AK ? K : 1, AK ? 1 : M, B, BKF ? 1 : N,
+                                                   BKF ? K : 1, M, N, K, m0, n0);
+  for (int i = 0; i < E::ACC_M; ++i)
+    for (int j = 0; j < E::ACC_N; ++j) {
+      const int r = m0 + E::row(i), c = n0 + E::col(j);
+      if (r < M && c < N) C[(long long)r * N + c] = acc[i][j];
+    }
+}
+
+template <class E, bool AK, bool BKF, bool VEC>
+static const char* run(const void* A, const void* B, float* C, int M, int N, int K) {
+  const int bytes = E::SMEM_FLOATS * 4;
+  cudaError_t e = cudaFuncSetAttribute(probe<E, AK, BKF, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e != cudaSuccess) return cudaGetErrorString(e);
+  const dim3 grid((M + E::TILE_M - 1) / E::TILE_M, (N + BN - 1) / BN);
+  probe<E, AK, BKF, VEC><<<grid, E::THREADS, bytes>>>(static_cast<const elem_t*>(A), static_cast<const elem_t*>(B),
+                                                      C, M, N, K);
+  e = cudaGetLastError();
+  return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
+}
+}  // namespace fg
+
+// variant = engine * LAYOUTS + layout (tests/engine_probe.py's order)
+const char* fg_probe_run(int variant, const void* A, const void* B, float* C, int M, int N, int K) {
+  switch (variant) {
+{cases}
+  }
+  return "no such probe variant";
+}
+"""
+
+
+def probe_plan(element: str):
+    """The plan whose constants the engine is rendered with: a tensor-core plan (BN 128, promotion every 64),
+    the element swapped in (the planner refuses the half types until their modules exist)."""
+    return dataclasses.replace(fusegen.plan(fusegen.Spec(1024, 1024, 32), arch=(8, 0)), element=dtype(element))
+
+
+def probe_source(element: str) -> str:
+    env = _environment()
+    p = probe_plan(element)
+    cases = []
+    for e, engine in enumerate(ENGINES):
+        for k, (ak, bk, vec) in enumerate(LAYOUTS):
+            flags = ", ".join("true" if f else "false" for f in (ak, bk, vec))
+            cases.append(f"    case {e * len(LAYOUTS) + k}: return fg::run<fg::{engine}, {flags}>(A, B, C, M, N, K);")
+    return "\n".join(["#include <cuda_runtime.h>", "#include <cstring>",
+                      env.get_template("types.h.j2").render(plan=p), env.get_template("common.cuh.j2").render(plan=p),
+                      env.get_template("engines/mainloop_mma_half.cuh.j2").render(plan=p),
+                      PROBE.replace("{cases}", "\n".join(cases))])
+
+
+BINDING = r"""
+#include <torch/extension.h>
+
+#include <limits>
+
+const char* fg_probe_run(int variant, const void* A, const void* B, float* C, int M, int N, int K);
+torch::Tensor run(int64_t variant, torch::Tensor A, torch::Tensor B, int64_t M, int64_t N, int64_t K) {
+  torch::Tensor C = torch::full({M, N}, std::numeric_limits<float>::quiet_NaN(), A.options().dtype(torch::kFloat));
+  const char* err = fg_probe_run((int)variant, A.data_ptr(), B.data_ptr(), C.data_ptr<float>(), (int)M, (int)N, (int)K);
+  TORCH_CHECK(err == nullptr, "probe failed: ", err);
+  return C;
+}
+"""

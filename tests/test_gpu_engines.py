@@ -1,0 +1,62 @@
+"""GEMM engines on their own on the GPU (tests/engine_probe.py): the bf16 / fp16 mma.sync engine's mainloop over
+every operand layout and both tiles against fp64, on awkward sizes (1, primes, not multiples of the tile or of
+16 bytes where the layout allows) and several input distributions, the output NaN-filled first so an unwritten
+element shows. The bar: fp32 accumulation of exact products, promoted every 64 of k: at most 2^-24 relative to
+|A| |B| per addition on each of the K / 64 + 64 (+ 16 slack) additions a sum passes through, elementwise."""
+import pytest
+import torch
+
+from engine_probe import BINDING, ENGINES, LAYOUTS, probe_source
+from helpers import gpu_available
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
+
+DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
+_BUILT = {}
+
+
+def _probe(element):
+    if element not in _BUILT:
+        from torch.utils.cpp_extension import load_inline
+
+        major, minor = torch.cuda.get_device_capability()
+        _BUILT[element] = load_inline(f"fusegen_engine_probe_{element}", BINDING, cuda_sources=probe_source(element),
+                                      functions=["run"], extra_cuda_cflags=["-O3", f"-arch=sm_{major}{minor}"])
+    return _BUILT[element]
+
+
+def _draw(shape, dist, gen):
+    x = torch.randn(shape, generator=gen, dtype=torch.float64)
+    if dist == "uniform":
+        x = torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1
+    elif dist == "lognormal":
+        x = x.exp() * torch.sign(torch.randn(shape, generator=gen, dtype=torch.float64))
+    elif dist == "row_scales":
+        x = x * torch.exp2(torch.randint(-8, 9, (shape[0], 1), generator=gen).double())
+    return x
+
+
+@pytest.mark.parametrize("element", sorted(DTYPES))
+@pytest.mark.parametrize("engine", range(len(ENGINES)), ids=ENGINES)
+@pytest.mark.parametrize("layout", range(len(LAYOUTS)), ids=["A%s-B%s-%s" % (
+    "k" if a else "m", "k" if b else "n", "vec" if v else "scalar") for a, b, v in LAYOUTS])
+@pytest.mark.parametrize("dist", ["normal", "uniform", "lognormal", "row_scales"])
+def test_half_engine_matches_fp64(element, engine, layout, dist):
+    torch_dtype = DTYPES[element]
+    a_kfast, b_kfast, vec = LAYOUTS[layout]
+    # 16-byte copies need every contiguous row to start 16-byte aligned: multiples of 8 elements there
+    sizes = [(64, 128, 64), (200, 136, 1032), (8, 256, 4096)] if vec else \
+        [(1, 1, 1), (37, 131, 67), (129, 257, 130), (3, 7, 1001)]
+    gen = torch.Generator().manual_seed(7 * layout + engine)
+    for m, n, k in sizes:
+        a = _draw((m, k), dist, gen).to(torch_dtype)
+        w = _draw((n, k), dist, gen).to(torch_dtype)
+        ref = a.double() @ w.double().t()
+        bound = 2.0 ** -24 * (k / 64 + 80) * (a.double().abs() @ w.double().abs().t()) + 1e-30
+        A = (a if a_kfast else a.t()).contiguous().cuda()
+        B = (w if b_kfast else w.t()).contiguous().cuda()
+        c = _probe(element).run(engine * len(LAYOUTS) + layout, A, B, m, n, k).double().cpu()
+        assert not c.isnan().any(), f"unwritten outputs at {(m, n, k)}"
+        err = (c - ref).abs()
+        worst = (err / bound).max().item()
+        assert worst <= 1.0, f"{element} {ENGINES[engine]} {LAYOUTS[layout]} {dist} {(m, n, k)}: error {worst:.2f}x the bar"
