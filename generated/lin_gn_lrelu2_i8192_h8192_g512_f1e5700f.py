@@ -61,6 +61,7 @@ KERNEL_URI = "fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192"
 FUSEGEN_VERSION = "0.3.0"
 GROUP_STRATEGY = "fragment"
 PRECISION = "3xtf32"
+DTYPE = torch.float32  # what the input, the parameters, the output and the gradients hold
 MAINLOOP = "wgmma_tf32"  # the GEMM engine; wgmma_tf32 is built for sm_90a (H100/H200) only
 # The buffers the binding allocates besides the output (the custom operators' fake implementations give their
 # shapes too):
@@ -141,8 +142,8 @@ def _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward):
 
 def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, need_w):
     """[dx, dw, dbias, dgamma, dbeta], allocated by the binding; dx / dw are empty when not needed."""
-    if grad_out.dtype != torch.float32:
-        raise TypeError("ModelNew backward expects a float32 gradient, got {}".format(grad_out.dtype))
+    if grad_out.dtype != DTYPE:
+        raise TypeError("ModelNew backward expects a {} gradient, got {}".format(_word(DTYPE), grad_out.dtype))
     empty = _absent(z)
     return _kernels(grad_out.device).backward_call(grad_out, x, weight, gamma, beta, [], z, mean,
                                                    rstd, [s0], need_x, need_w, POISON_OUTPUTS,
@@ -163,14 +164,17 @@ def _check_input(x, params):
         raise TypeError("ModelNew expects a torch.Tensor, got {}".format(type(x).__name__))
     if x.dim() != 2 or x.shape[1] != INPUT_SIZE:
         raise ValueError("ModelNew expects input of shape (batch, {}), got {}".format(INPUT_SIZE, tuple(x.shape)))
-    if x.dtype != torch.float32:
-        raise TypeError("ModelNew expects float32 input, got {}".format(x.dtype))
+    if x.dtype != DTYPE:
+        hint = "; for {0} input render one with: {1} --dtype {0}".format(_word(x.dtype), RENDER_COMMAND.replace(
+            " --dtype " + _word(DTYPE), "")) if _word(x.dtype) in ("float32", "bfloat16", "float16") else ""
+        raise TypeError("ModelNew expects {} input, got {}{}".format(_word(DTYPE), x.dtype, hint))
     if not x.is_cuda:
         raise ValueError("ModelNew runs on CUDA only; got input on {} (move it with x.cuda())".format(x.device))
     for i, (name, p) in enumerate(zip(PARAM_NAMES, params)):
-        if not p.is_cuda or p.dtype != torch.float32 or p.device != x.device:
-            raise ValueError("ModelNew's parameter {} is {} on {}; expected float32 on the input's device {} "
-                             "(call model.cuda())".format(name, p.dtype, p.device, x.device))
+        if not p.is_cuda or p.dtype != DTYPE or p.device != x.device:
+            raise ValueError("ModelNew's parameter {} is {} on {}; expected {} on the input's device {} "
+                             "(call model.cuda(){})".format(name, p.dtype, p.device, _word(DTYPE), x.device,
+                                                           "" if DTYPE == torch.float32 else " and .to({})".format(DTYPE)))
         if i > 0 and not p.is_contiguous():  # the weight (first) may have any strides
             raise ValueError("ModelNew's parameter {} must be contiguous".format(name))
     if GROUP_NORM and x.shape[0] * (HIDDEN_SIZE // NUM_GROUPS) == 1:
@@ -195,6 +199,11 @@ def _kernels(device):
     return _KERNELS[0]
 
 
+def _word(dtype):
+    """torch.bfloat16 -> "bfloat16": the word of --dtype."""
+    return str(dtype).replace("torch.", "")
+
+
 def _check_device(device):
     if MAINLOOP == "wgmma_tf32" and tuple(torch.cuda.get_device_capability(device)) != (9, 0):
         raise RuntimeError(
@@ -203,6 +212,9 @@ def _check_device(device):
                 torch.cuda.get_device_name(device), *torch.cuda.get_device_capability(device),
                 RENDER_COMMAND.split(" --gpu ")[0].replace(" --arch 9.0", ""),
                 *torch.cuda.get_device_capability(device)))
+    if DTYPE != torch.float32 and torch.cuda.get_device_capability(device) < (8, 0):
+        raise RuntimeError("this module's {} kernels run on tensor cores of sm_80 or newer; {} is sm_{}{}".format(
+            _word(DTYPE), torch.cuda.get_device_name(device), *torch.cuda.get_device_capability(device)))
     if PRECISION != "fp32" and torch.cuda.get_device_capability(device) < (8, 0):
         raise RuntimeError(
             "this module was generated with precision {}, which runs on tensor cores of sm_80 or newer; {} is "
@@ -1435,7 +1447,7 @@ constexpr int EPILOGUE_SMEM_FLOATS = (BM / 2) * CS_STRIDE;  // the largest engin
 // acc (+ bias[col] when bias is given) for rows [half*TILE_M/2, (half+1)*TILE_M/2) of the tile into Cs.
 template <class E>
 __device__ __forceinline__ void stage_half(const float (&acc)[E::ACC_M][E::ACC_N], float* Cs, int half,
-                                           const float* __restrict__ bias, int N, int n0) {
+                                           const elem_t* __restrict__ bias, int N, int n0) {
 #pragma unroll
   for (int i = 0; i < E::ACC_M; ++i) {
     const int r = E::row(i) - half * (E::TILE_M / 2);  // row inside the half
@@ -1453,7 +1465,7 @@ __device__ __forceinline__ void stage_half(const float (&acc)[E::ACC_M][E::ACC_N
 namespace fg {
 template <class E>
 __device__ __forceinline__ void store_tile(const float (&acc)[E::ACC_M][E::ACC_N], float* smem,
-                                           float* __restrict__ C, long long ldc, int M, int N, int m0, int n0,
+                                           elem_t* __restrict__ C, long long ldc, int M, int N, int m0, int n0,
                                            bool add) {
   constexpr int HALF = E::TILE_M / 2;
   for (int half = 0; half < 2; ++half) {
@@ -1463,8 +1475,8 @@ __device__ __forceinline__ void store_tile(const float (&acc)[E::ACC_M][E::ACC_N
     for (int e = threadIdx.x; e < HALF * BN; e += E::EPI_THREADS) {
       const int r = e / BN, c = e % BN, row = m0 + half * HALF + r;
       if (row < M && n0 + c < N) {
-        float* dst = C + row * ldc + n0 + c;
-        *dst = add ? __fadd_rn(smem[r * CS_STRIDE + c], *dst) : smem[r * CS_STRIDE + c];
+        elem_t* dst = C + row * ldc + n0 + c;
+        *dst = to_elem(add ? __fadd_rn(smem[r * CS_STRIDE + c], to_f32(*dst)) : smem[r * CS_STRIDE + c]);
       }
     }
   }
@@ -1473,7 +1485,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[E::ACC_M][E::ACC_N
 // The same, straight from registers, for engines whose fragment gives a warp 8 consecutive columns of a row
 // per store (whole 32-byte sectors): no shared memory, no barriers.
 template <class E>
-__device__ __forceinline__ void store_fragments(const float (&acc)[E::ACC_M][E::ACC_N], float* __restrict__ C,
+__device__ __forceinline__ void store_fragments(const float (&acc)[E::ACC_M][E::ACC_N], elem_t* __restrict__ C,
                                                 long long ldc, int M, int N, int m0, int n0) {
 #pragma unroll
   for (int i = 0; i < E::ACC_M; ++i) {
@@ -1481,7 +1493,7 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[E::ACC_M][E::
 #pragma unroll
     for (int j = 0; j < E::ACC_N; ++j) {
       const int col = n0 + E::col(j);
-      if (row < M && col < N) C[row * ldc + col] = acc[i][j];
+      if (row < M && col < N) C[row * ldc + col] = to_elem(acc[i][j]);
     }
   }
 }
@@ -1758,8 +1770,8 @@ struct BackwardArgs {
   const elem_t* grad_out; long long sg0, sg1;  // (M, N), any strides (an expanded grad has stride 0)
   const compute_t* z; const double* mean; const double* rstd;  // statistics in double, as the forward saved them
   const elem_t* gamma; const elem_t* beta;
-  compute_t* dz;                                 // (M, N)
-  compute_t* dz_lo;                              // (M, N) dz's rounding remainder, or nullptr
+  elem_t* dz;                                    // (M, N), in the tensors' type: what the backward GEMMs read
+  elem_t* dz_lo;                                 // (M, N) dz's rounding remainder, or nullptr
   elem_t* dgamma; elem_t* dbeta; elem_t* dbias;  // (N,), or nullptr where the layer has no such parameter
   double2* gsums;  // (M, G) the projection's two group means, for the pre stages' parameter gradients, or nullptr
   elem_t* dchan[NCHAN > 0 ? NCHAN : 1];        // (N,) gradients of the stages' per-channel parameters
@@ -1801,8 +1813,8 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_rows_kernel(BackwardA
                               gn_affine(gn_xhat(u, mean, rstd), gamma, gn_beta(a.beta, col)), col, a.st, unused);
     const double xhat_d = ((double)u - mean_d) * rstd_d;
     const double du = rstd_d * ((double)dy * gamma - mean_dxhat - xhat_d * mean_dxhat_xhat);
-    a.dz[row * N + col] = (float)du;
-    if (a.dz_lo) a.dz_lo[row * N + col] = (float)(du - (double)(float)du);
+    a.dz[row * N + col] = to_elem((float)du);
+    if (a.dz_lo) a.dz_lo[row * N + col] = to_elem((float)(du - (double)(float)du));
   }
 }
 
@@ -1831,7 +1843,7 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_cols_kernel(BackwardA
       const double xhat_d = ((double)u - mean_d) * rstd_d;
       sums[0] = fma((double)dy, xhat_d, sums[0]);
       sums[1] += dy;
-      sums[2] += a.dz[row * N + col];
+      sums[2] += to_f32(a.dz[row * N + col]);
 #pragma unroll
       for (int k = 0; k < NCHAN; ++k) sums[3 + k] += dp[k];
     }
@@ -1871,14 +1883,14 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
 // dchan: NCHAN gradient outputs; gsums: (M, G) double2 scratch when pre-GroupNorm stages have parameters
 const char* backward_epilogue(const elem_t* grad_out, long long sg0, long long sg1, const compute_t* z,
                               const double* mean, const double* rstd, const elem_t* gamma, const elem_t* beta,
-                              const elem_t* const* chan, const float* scalars, compute_t* dz, compute_t* dz_lo,
+                              const elem_t* const* chan, const float* scalars, elem_t* dz, elem_t* dz_lo,
                               elem_t* dgamma, elem_t* dbeta, elem_t* dbias, elem_t* const* dchan, double* gsums,
                               int M, int N, void* stream);
 // grad_x (M, K) = (dz + dz_lo) (M, N) * W (N, K); dz_lo (nullable) only for GEMMs of <= EXACT_MAX_MACS
-const char* grad_input(const compute_t* dz, const compute_t* dz_lo, const elem_t* w, long long sw0, long long sw1,
+const char* grad_input(const elem_t* dz, const elem_t* dz_lo, const elem_t* w, long long sw0, long long sw1,
                        elem_t* dx, float* scratch, int M, int N, int K, void* stream);
 // grad_W (N, K) = (dz + dz_lo)^T (N, M) * x (M, K)
-const char* grad_weight(const compute_t* dz, const compute_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
+const char* grad_weight(const elem_t* dz, const elem_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
                         elem_t* dw, float* scratch, int M, int N, int K, void* stream);
 }  // namespace fg
 
@@ -1917,9 +1929,9 @@ __global__ void __launch_bounds__(E::THREADS, EXACT ? 1 : E::FORWARD_MIN_BLOCKS)
 
 // The backward GEMMs store their result, or add it to the output (add: for the dz_lo pass, see grad_input).
 template <class E, bool EXACT, bool VEC>
-__global__ void __launch_bounds__(E::THREADS, 1) grad_input_kernel(SplitK sk, const float* __restrict__ dz,
-                                                                const float* __restrict__ w, long long sw0,
-                                                                long long sw1, float* __restrict__ dx, int M, int N,
+__global__ void __launch_bounds__(E::THREADS, 1) grad_input_kernel(SplitK sk, const elem_t* __restrict__ dz,
+                                                                const elem_t* __restrict__ w, long long sw0,
+                                                                long long sw1, elem_t* __restrict__ dx, int M, int N,
                                                                 int K, bool add) {
   extern __shared__ __align__(16) float smem[];
   const int m0 = blockIdx.x * E::TILE_M, n0 = blockIdx.y * BN;
@@ -1935,9 +1947,9 @@ __global__ void __launch_bounds__(E::THREADS, 1) grad_input_kernel(SplitK sk, co
 }
 
 template <class E, bool EXACT, bool VEC>
-__global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(SplitK sk, const float* __restrict__ dz,
-                                                                 const float* __restrict__ x, long long sx0,
-                                                                 long long sx1, float* __restrict__ dw, int M, int N,
+__global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(SplitK sk, const elem_t* __restrict__ dz,
+                                                                 const elem_t* __restrict__ x, long long sx0,
+                                                                 long long sx1, elem_t* __restrict__ dw, int M, int N,
                                                                  int K, bool add) {
   extern __shared__ __align__(16) float smem[];
   const int m0 = blockIdx.x * E::TILE_M, n0 = blockIdx.y * BN;
@@ -2165,10 +2177,11 @@ static const char* split_k(const Schedule& sc, int kind, float* planes, SplitK* 
 }
 
 // An operand X(r, k) = X[r*s_r + k*s_k] takes 16-byte copies along its contiguous index (k when K_FAST, else
-// r) if that stride is 1, the other a multiple of 4 floats and the base 16-byte aligned.
-static bool vec_ok(const float* X, long long s_r, long long s_k, bool k_fast) {
+// r) if that stride is 1, the other a multiple of 16 bytes and the base 16-byte aligned.
+template <typename T>
+static bool vec_ok(const T* X, long long s_r, long long s_k, bool k_fast) {
   const long long inner = k_fast ? s_k : s_r, outer = k_fast ? s_r : s_k;
-  return reinterpret_cast<uintptr_t>(X) % 16 == 0 && inner == 1 && outer % 4 == 0;
+  return reinterpret_cast<uintptr_t>(X) % 16 == 0 && inner == 1 && outer % (16 / (long long)sizeof(T)) == 0;
 }
 
 // The backward GEMMs' launch sequence. Exact: with dz_lo, its product (plain fp32: it is ~2^-24 of the total) on
@@ -2177,7 +2190,7 @@ static bool vec_ok(const float* X, long long s_r, long long s_k, bool k_fast) {
 template <typename MainKernel, typename NarrowKernel, typename GemvKernel, typename ExactKernel, typename... Rest>
 static const char* launch_backward(const Schedule& sc, const SplitK& sk, MainKernel main_kernel,
                                    NarrowKernel narrow_kernel, GemvKernel gemv_kernel, ExactKernel exact_kernel,
-                                   int rows, int cols, cudaStream_t s, const float* dz, const float* dz_lo,
+                                   int rows, int cols, cudaStream_t s, const elem_t* dz, const elem_t* dz_lo,
                                    Rest... rest) {
   if constexpr (!std::is_same<ExactKernel, std::nullptr_t>::value) {  // (nullptr: the plan compiles none)
     if (sc.engine == Engine::Exact) {
@@ -2279,7 +2292,7 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
 
 const char* backward_epilogue(const elem_t* grad_out, long long sg0, long long sg1, const compute_t* z,
                               const double* mean, const double* rstd, const elem_t* gamma, const elem_t* beta,
-                              const elem_t* const* chan, const float* scalars, compute_t* dz, compute_t* dz_lo,
+                              const elem_t* const* chan, const float* scalars, elem_t* dz, elem_t* dz_lo,
                               elem_t* dgamma, elem_t* dbeta, elem_t* dbias, elem_t* const* dchan, double* gsums,
                               int M, int N, void* stream) {
   if (N % GW) return "hidden size is not a multiple of the compiled group width";
@@ -2298,7 +2311,7 @@ const char* backward_epilogue(const elem_t* grad_out, long long sg0, long long s
 
 // dz_lo may be nullptr; it must be when the GEMM is not exact (the module asks for it under the same rule).
 // See launch_backward for how dz + dz_lo are multiplied.
-const char* grad_input(const compute_t* dz, const compute_t* dz_lo, const elem_t* w, long long sw0, long long sw1,
+const char* grad_input(const elem_t* dz, const elem_t* dz_lo, const elem_t* w, long long sw0, long long sw1,
                        elem_t* dx, float* scratch, int M, int N, int K, void* stream) {
   if (M == 0 || K == 0) return nullptr;
   const Schedule sc = grad_input_schedule(M, N, K, tma_ok(w, sw0, sw1));
@@ -2322,7 +2335,7 @@ const char* grad_input(const compute_t* dz, const compute_t* dz_lo, const elem_t
                          dz_lo, w, sw0, sw1, dx, M, N, K);
 }
 
-const char* grad_weight(const compute_t* dz, const compute_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
+const char* grad_weight(const elem_t* dz, const elem_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
                         elem_t* dw, float* scratch, int M, int N, int K, void* stream) {
   if (N == 0 || K == 0) return nullptr;
   const Schedule sc = schedule(N, K, M, M > 0 && tma_ok(x, sx0, sx1), Few::Outer);
@@ -2402,14 +2415,14 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
 // dchan: NCHAN gradient outputs; gsums: (M, G) double2 scratch when pre-GroupNorm stages have parameters
 const char* backward_epilogue(const elem_t* grad_out, long long sg0, long long sg1, const compute_t* z,
                               const double* mean, const double* rstd, const elem_t* gamma, const elem_t* beta,
-                              const elem_t* const* chan, const float* scalars, compute_t* dz, compute_t* dz_lo,
+                              const elem_t* const* chan, const float* scalars, elem_t* dz, elem_t* dz_lo,
                               elem_t* dgamma, elem_t* dbeta, elem_t* dbias, elem_t* const* dchan, double* gsums,
                               int M, int N, void* stream);
 // grad_x (M, K) = (dz + dz_lo) (M, N) * W (N, K); dz_lo (nullable) only for GEMMs of <= EXACT_MAX_MACS
-const char* grad_input(const compute_t* dz, const compute_t* dz_lo, const elem_t* w, long long sw0, long long sw1,
+const char* grad_input(const elem_t* dz, const elem_t* dz_lo, const elem_t* w, long long sw0, long long sw1,
                        elem_t* dx, float* scratch, int M, int N, int K, void* stream);
 // grad_W (N, K) = (dz + dz_lo)^T (N, M) * x (M, K)
-const char* grad_weight(const compute_t* dz, const compute_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
+const char* grad_weight(const elem_t* dz, const elem_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
                         elem_t* dw, float* scratch, int M, int N, int K, void* stream);
 }  // namespace fg
 
@@ -2449,6 +2462,12 @@ torch::Tensor scratch_for(const torch::Tensor& like, int M, int N, int K) {
   return floats ? torch::empty({floats}, like.options().dtype(torch::kFloat)) : torch::Tensor();
 }
 float* data_or_null(torch::Tensor& t) { return t.defined() && t.numel() ? t.data_ptr<float>() : nullptr; }
+// An optional buffer of the tensors' element type (torch has no data_ptr<> for CUDA's half types: the cast)
+fg::elem_t* elem_or_null(torch::Tensor& t, const char* name) {
+  if (!t.defined() || t.numel() == 0) return nullptr;
+  check_contiguous(t, name);
+  return elem(t);
+}
 
 // The stages' per-channel parameters (NCHAN, each (N,) contiguous) and constants (NSCALAR), as host arrays.
 struct StageTensors {
@@ -2521,8 +2540,8 @@ void backward_epilogue(torch::Tensor grad_out, torch::Tensor z, torch::Tensor me
                                      z.data_ptr<fg::compute_t>(), data_or_null<double>(mean, "mean", torch::kDouble),
                                      data_or_null<double>(rstd, "rstd", torch::kDouble),
                                      channel_or_null(gamma, "gn.weight", N), channel_or_null(beta, "gn.bias", N),
-                                     st.chan.data(), st.scalars.data(), dz.data_ptr<fg::compute_t>(),
-                                     data_or_null<fg::compute_t>(dz_lo, "dz_lo"), channel_or_null(dgamma, "grad gn.weight", N),
+                                     st.chan.data(), st.scalars.data(), elem(dz),
+                                     elem_or_null(dz_lo, "dz_lo"), channel_or_null(dgamma, "grad gn.weight", N),
                                      channel_or_null(dbeta, "grad gn.bias", N), channel_or_null(dbias, "grad bias", N),
                                      dchan_ptrs.data(), data_or_null<double>(gsums, "gsums", torch::kDouble), M, N,
                                      as_stream(stream)),
@@ -2535,7 +2554,7 @@ void grad_input(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor w, torch::T
   check_contiguous(dx, "grad_input");
   const int M = to_int(dz.size(0), "batch"), N = to_int(dz.size(1), "hidden"), K = to_int(w.size(1), "input");
   torch::Tensor scratch = scratch_for(dz, M, N, K);
-  check_status(fg::grad_input(dz.data_ptr<fg::compute_t>(), data_or_null<fg::compute_t>(dz_lo, "dz_lo"), elem(w),
+  check_status(fg::grad_input(elem(dz), elem_or_null(dz_lo, "dz_lo"), elem(w),
                               w.stride(0), w.stride(1), elem(dx), data_or_null(scratch), M, N, K, as_stream(stream)),
                "grad_input");
 }
@@ -2546,7 +2565,7 @@ void grad_weight(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor x, torch::
   check_contiguous(dw, "grad_weight");
   const int M = to_int(dz.size(0), "batch"), N = to_int(dz.size(1), "hidden"), K = to_int(x.size(1), "input");
   torch::Tensor scratch = scratch_for(dz, M, N, K);
-  check_status(fg::grad_weight(dz.data_ptr<fg::compute_t>(), data_or_null<fg::compute_t>(dz_lo, "dz_lo"), elem(x),
+  check_status(fg::grad_weight(elem(dz), elem_or_null(dz_lo, "dz_lo"), elem(x),
                                x.stride(0), x.stride(1), elem(dw), data_or_null(scratch), M, N, K, as_stream(stream)),
                "grad_weight");
 }
@@ -2586,7 +2605,8 @@ std::vector<torch::Tensor> forward_call(torch::Tensor x, torch::Tensor w, torch:
   const int64_t M = x.size(0), N = w.size(0);
   const auto f64 = x.options().dtype(torch::kDouble);
   torch::Tensor out = fresh({M, N}, x.options(), poison);
-  torch::Tensor z = keep || kZAlways ? fresh({M, N}, x.options().dtype(kCompute), poison) : torch::empty({0}, x.options());
+  torch::Tensor z = keep || kZAlways ? fresh({M, N}, x.options().dtype(kCompute), poison)
+                                         : torch::empty({0}, x.options().dtype(kCompute));
   // statistics in float64: backward's projection needs them more exact than fp32 (see gn_backward); the forward
   // rounds them to fp32 to normalize, and backward repeats that rounding
   const std::vector<int64_t> stats = stats_per_row(N) ? std::vector<int64_t>{M, stats_per_row(N)}
@@ -2607,14 +2627,14 @@ std::vector<torch::Tensor> backward_call(torch::Tensor grad_out, torch::Tensor x
   TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && z.dim() == 2, "fusegen: the saved x, weight and z must be matrices");
   const int64_t M = z.size(0), N = z.size(1), K = x.size(1);
   const auto f64 = z.options().dtype(torch::kDouble);
-  torch::Tensor dz = fresh(z.sizes(), z.options(), poison);
+  torch::Tensor dz = fresh(z.sizes(), x.options(), poison);  // the tensors' type: the GEMMs read it
   // dz's rounding remainder, for the GEMMs that sum compensated; it matters after the GroupNorm's projection
   // (where dz cancels), element-wise chains have none
   bool lo_dx = false, lo_dw = false;
   fg::dz_lo_readers(to_int(M, "batch"), to_int(N, "hidden"), to_int(K, "input"), &lo_dx, &lo_dw);
   lo_dx = lo_dx && need_x && kHasNorm;
   lo_dw = lo_dw && need_w && kHasNorm;
-  torch::Tensor dz_lo = lo_dx || lo_dw ? fresh(z.sizes(), z.options(), poison) : torch::Tensor();
+  torch::Tensor dz_lo = lo_dx || lo_dw ? fresh(z.sizes(), x.options(), poison) : torch::Tensor();
   const auto channel = [&] { return fresh({N}, w.options(), poison); };
   torch::Tensor dbias = channel(), dgamma = channel(), dbeta = channel();
   std::vector<torch::Tensor> dchan;
@@ -3136,7 +3156,7 @@ if _HAS_CUSTOM_OP:
         @forward_op.register_fake
         def _(x, weight, bias, gamma, beta, s0, eps, keep):
             batch = x.shape[0]
-            z = x.new_empty(batch, HIDDEN_SIZE) if keep or Z_ALWAYS else x.new_empty(0)
+            z = x.new_empty(*((batch, HIDDEN_SIZE) if keep or Z_ALWAYS else (0,)), dtype=torch.float32)
             stats = (batch, STATS_PER_ROW) if STATS_PER_ROW else (HIDDEN_SIZE,) if COL_STATS else (0,)
             return (x.new_empty(batch, HIDDEN_SIZE), z, x.new_empty(*stats, dtype=torch.float64),
                     x.new_empty(*(stats if HAS_NORM or COL_STATS else (0,)), dtype=torch.float64))
@@ -3148,7 +3168,7 @@ if _HAS_CUSTOM_OP:
 
         @backward_op.register_fake
         def _(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, need_w):
-            params = tuple(z.new_empty(HIDDEN_SIZE) for _ in range(3))
+            params = tuple(weight.new_empty(HIDDEN_SIZE) for _ in range(3))
             return ((x.new_empty(x.shape) if need_x else x.new_empty(0)),
                     (weight.new_empty(weight.shape) if need_w else weight.new_empty(0))) + params
 

@@ -11,7 +11,7 @@ from fusegen.dtypes import dtype
 # grad_weight (both k-slow) layouts, each with and without 16-byte copies where the engine has them
 LAYOUTS = ((True, True, True), (True, False, True), (False, False, True), (True, True, False),
            (True, False, False), (False, False, False), (False, True, False))
-ENGINES = ("MmaHalf", "MmaHalfNarrow")
+ENGINES = ("Mma", "MmaNarrow")  # the engine template's names for its two tiles
 
 PROBE = r"""
 namespace fg {

@@ -29,12 +29,18 @@ PRECISION_WORDS = {
           "error: it FAILS allclose(1e-4, 1e-4) against the fp32 reference. Opt-in speed over accuracy.",
     FP32: "plain fp32 FFMA with two-level sums (chains restart every {promote} of K): as accurate as PyTorch's "
           "fp32, on any GPU, at SIMT speed.",
+    "bf16": "bfloat16 operands on tensor cores as the tensors hold them, one product (exact in fp32), fp32 sums "
+            "promoted every {promote} of K; the epilogue in fp32, the output rounded once to bfloat16.",
+    "f16": "float16 operands on tensor cores as the tensors hold them, one product (exact in fp32), fp32 sums "
+           "promoted every {promote} of K; the epilogue in fp32, the output rounded once to float16.",
 }
 ENGINE_WORDS = {
     "wgmma_tf32": "sm_90a `wgmma` (TMA bulk copies into a ring of shared-memory stages, one producer warp, two "
                   "consumer warpgroups; the weight is split in registers, x / dz once per call into TF32 "
                   "planes); operands the copy engine cannot read run on the mma.sync engine",
     "mma_tf32": "`mma.sync` m16n8k8 (sm_80+), multi-stage cp.async pipeline",
+    "mma_bf16": "`mma.sync` m16n8k16 bf16 (sm_80+), multi-stage cp.async pipeline",
+    "mma_f16": "`mma.sync` m16n8k16 f16 (sm_80+), multi-stage cp.async pipeline",
     "simt_fp32": "SIMT FFMA (any GPU)",
 }
 STRATEGY_WORDS = {
@@ -87,11 +93,13 @@ def roofline(plan: Plan, gpu: str, batch: int = 1024):
         return None
     s = plan.spec
     flop = 2.0 * batch * s.hidden_size * s.input_size
-    rate = {TF32X3: peaks["tf32"] / 3, TF32: peaks["tf32"], FP32: peaks["fp32"]}[plan.precision]
+    half = 2 * peaks["tf32"]  # (the 16-bit types run twice TF32's rate on these GPUs)
+    rate = {TF32X3: peaks["tf32"] / 3, TF32: peaks["tf32"], FP32: peaks["fp32"], "bf16": half, "f16": half}[
+        plan.precision]
     if plan.mainloop == "simt_fp32":
         rate = peaks["fp32"]
     # bytes: x, W, out (forward, fp32); memory only bounds tiny layers
-    nbytes = 4.0 * (batch * s.input_size + s.hidden_size * s.input_size + batch * s.hidden_size)
+    nbytes = plan.element.bytes * (batch * s.input_size + s.hidden_size * s.input_size + batch * s.hidden_size)
     ours = max(flop / (rate * 1e12), nbytes / (peaks["bandwidth"] * 1e12)) * 1e3
     theirs = max(flop / (peaks["fp32"] * SGEMM_EFFICIENCY * 1e12), nbytes * 3 / (peaks["bandwidth"] * 1e12)) * 1e3
     return ours, theirs
@@ -179,12 +187,15 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         "## Trade-offs and limits",
         {TF32X3: "- fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate).",
          TF32: "- Fastest, but ~3e-4 relative error: not a drop-in where results are compared at 1e-4.",
-         FP32: "- Portable and exact to fp32, at SIMT speed (slower than cuBLAS's SGEMM on big layers)."}[
+         FP32: "- Portable and exact to fp32, at SIMT speed (slower than cuBLAS's SGEMM on big layers).",
+         "bf16": "- bfloat16 accuracy (8-bit significand), as the reference in bfloat16.",
+         "f16": "- float16 accuracy (11-bit significand, range to 65504), as the reference in float16."}[
             plan.precision],
         "- GPUs: " + {"wgmma_tf32": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
-                      "mma_tf32": "sm_80 or newer.",
+                      "mma_tf32": "sm_80 or newer.", "mma_bf16": "sm_80 or newer.", "mma_f16": "sm_80 or newer.",
                       "simt_fp32": "any CUDA GPU with 81 KB of shared memory a block (not sm_75)."}[plan.mainloop],
-        "- Input: float32 CUDA (batch, {}), any strides; float32 parameters on the same GPU.".format(s.input_size),
+        "- Input: {0} CUDA (batch, {1}), any strides; {0} parameters on the same GPU.".format(plan.element.name,
+                                                                                             s.input_size),
         "- Compile time: the first forward builds the kernels with nvcc (20-60 s), cached in FUSEGEN_CACHE_DIR "
         "(default ~/.cache/fusegen) for later processes.",
         "",

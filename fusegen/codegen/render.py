@@ -6,6 +6,7 @@ import types
 
 import jinja2
 
+from ..dtypes import FLOAT32
 from ..ops import chain_title, op
 from ..plan import Plan, plan as make_plan
 from ..spec import Spec
@@ -157,6 +158,8 @@ def render_command(p: Plan) -> str:
         cmd = f"fusegen from-model {s.interface.source}"
         if s.precision != Spec.precision:
             cmd += f" --precision {s.precision}"
+        if s.dtype != FLOAT32.name:
+            cmd += f" --dtype {s.dtype}"
         if p.tuned_for:
             cmd += f' --gpu "{p.tuned_for}"'
         elif p.mainloop == "wgmma_tf32":
@@ -169,6 +172,8 @@ def render_command(p: Plan) -> str:
         cmd += f" --negative-slope {s.negative_slope!r}"
     if s.precision != Spec.precision:
         cmd += f" --precision {s.precision}"
+    if s.dtype != FLOAT32.name:
+        cmd += f" --dtype {s.dtype}"
     if not p.fixed_sizes:
         cmd += " --dynamic-sizes"
     if p.tuned_for:

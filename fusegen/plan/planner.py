@@ -97,7 +97,13 @@ class Plan:
         3xTF32 work is mostly padding (measured: 1 x 8192 x 8192 forward 142 us on it vs cuBLAS's GEMV 95 us);
         so do the backward GEMMs of this many rows, and grad_weight of this many batch rows (an outer product,
         bound by writing dW: 134 us on wgmma at 1 x 8192 x 8192). Tensor-core plans; 0: none."""
-        return GEMV_ROWS if self.narrow_tile else 0
+        return GEMV_ROWS if self.narrow_tile and self.element == FLOAT32 else 0  # (they read fp32 operands)
+
+    @property
+    def mma_template(self) -> str:
+        """The mma.sync engine's template (templates/engines/mainloop_<this>.cuh.j2): TF32 for fp32 operands,
+        m16n8k16 for bf16 / fp16 ones; both give the same accumulator fragment, so the epilogues are shared."""
+        return "mma_tf32" if self.element == FLOAT32 else "mma_half"
 
     @property
     def simt_forward_blocks(self) -> int:
@@ -211,7 +217,8 @@ class Plan:
 
     @property
     def precision(self) -> str:
-        return self.spec.precision
+        """How the GEMMs multiply: the spec's precision for fp32 operands, else the element type's own word."""
+        return self.element.short or self.spec.precision
 
     @property
     def summary(self) -> str:
@@ -258,9 +265,9 @@ class Plan:
         """Names of the launchers' schedule engines, in their enum's order: compensated SIMT, the main tile, the
         narrow tile, wgmma, the few-rows engines: forward, backward, grad_weight's outer product (names of engines
         the plan lacks are never reported)."""
-        main = f"{self.mainloop} {self.tile.name}" if self.mainloop != "wgmma_tf32" else \
-            f"mma_tf32 {self.mma_tile.name}"
-        narrow = f"mma_tf32 narrow {self.narrow_tile.name}" if self.narrow_tile else "(no narrow tile)"
+        mma = "mma_tf32" if self.mainloop == "wgmma_tf32" else self.mainloop
+        main = f"{mma} {self.mma_tile.name}" if self.mma_tile else f"{self.mainloop} {self.tile.name}"
+        narrow = f"{mma} narrow {self.narrow_tile.name}" if self.narrow_tile else "(no narrow tile)"
         wgmma = f"wgmma_tf32 {self.tile.name}" if self.mainloop == "wgmma_tf32" else "(no wgmma)"
         few = tuple(f"{name}_fp32 m{self.gemv_max_rows}" if self.gemv_max_rows else "(no few-rows engine)"
                     for name in ("gemv", "gemv_t", "outer"))
@@ -298,29 +305,27 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # products carry ~2^-23 relative error (the small parts' rounding) where an FFMA's are exact: measured, a
     # 3-channel layer (input 3001) missed allclose(1e-4) on 2 elements. Those layers stay on the FFMA engine.
     element = dtype(spec.dtype)
-    if element != FLOAT32:
-        # (issue 15: the bf16 / fp16 engines come next; the spec, names and module checks are ready for them)
-        raise SpecError(f"a {spec.dtype} module needs the {element.short} tensor-core engines, which fusegen does "
-                        f"not generate yet: render the float32 module (leave --dtype out)")
+    half = element != FLOAT32  # bf16 / fp16 operands: the mma.sync m16n8k16 engine (wgmma's comes later)
     stages, gn_index, scalar_slots, chan_slots = plan_chain(spec)
     gw = spec.group_width if spec.has_group_norm else 1
-    # (without a GroupNorm nothing amplifies the GEMM's rounding: tensor cores at any width)
-    tensor_cores = spec.precision == TF32 or (spec.precision == TF32X3 and (gw >= TINY_GROUP or
-                                                                            not spec.has_group_norm))
-    allowed = (MmaTile, WgmmaTile) if tensor_cores else (GemmTile,)
+    # (without a GroupNorm nothing amplifies the GEMM's rounding: tensor cores at any width; half-precision
+    # operands are already rounded, and their products are exact in fp32)
+    tensor_cores = half or spec.precision == TF32 or (spec.precision == TF32X3 and (gw >= TINY_GROUP or
+                                                                                    not spec.has_group_norm))
+    allowed = (MmaTile,) if half else (MmaTile, WgmmaTile) if tensor_cores else (GemmTile,)
     if tile is not None and not isinstance(tile, allowed):
         raise TypeError(f"precision {spec.precision} runs on {' or '.join(c.__name__ for c in allowed)}s, "
                         f"got a {type(tile).__name__}")
     tuned_for = ""
-    if tile is None and gpu:
+    if tile is None and gpu and not half:  # (the tuning table holds fp32 precisions)
         found = lookup(spec, gpu, batch)
         tile = {mainloop: cls for cls, mainloop in ENGINES.items()}[found[0]](**found[1]) if found else None
         tile = tile if isinstance(tile, allowed) else None
         tuned_for = gpu if tile else ""
     if tile is None:
-        tile = (WgmmaTile() if arch is not None and tuple(arch) == WGMMA_ARCH else MmaTile()) if tensor_cores \
-            else GemmTile()
-    mainloop = ENGINES[type(tile)]
+        tile = (WgmmaTile() if arch is not None and tuple(arch) == WGMMA_ARCH and not half else MmaTile()) \
+            if tensor_cores else GemmTile()
+    mainloop = f"mma_{element.short}" if half else ENGINES[type(tile)]
     if isinstance(tile, WgmmaTile) and tile.smem_bytes(spec.precision != TF32) > tile.SMEM_LIMIT:
         raise ValueError(f"tile {tile.name} needs {tile.smem_bytes(spec.precision != TF32)} bytes of shared memory "
                          f"in {spec.precision}, over the {tile.SMEM_LIMIT} a block can have: fewer stages")
@@ -341,7 +346,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         strategy, pieces = COLS, 1
     elif gn_index < 0:
         strategy, pieces = NO_NORM, 1
-    elif tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and (mainloop == "mma_tf32" or gw <= 16):
+    elif tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and (mainloop != "wgmma_tf32" or gw <= 16):
         strategy, pieces = FRAGMENT, 1
     elif tile.block_n % gw == 0:
         strategy, pieces = TILE_LOCAL, 1
@@ -368,10 +373,12 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # the FFMA plans (fp32, 3xtf32 groups under TINY_GROUP) and tf32 plans with such groups (TF32's rounding of
     # z, amplified by a near-constant group, missed even tf32's bar at batch 1) keep the compensated mainloop
     # for GEMMs up to 2^28.
-    tiny_groups = spec.has_group_norm and gw < TINY_GROUP
+    # Half-precision plans have none: their operands are rounded to 8 or 11 bits already (the reference's own
+    # GEMM rounds the same way), so compensating the fp32 sums would buy nothing measurable.
+    tiny_groups = spec.has_group_norm and gw < TINY_GROUP and not half
     exact_max_macs = 0 if tensor_cores and not tiny_groups else 1 << 28
-    exact_dx_max_input = EXACT_DX_MAX_INPUT if tensor_cores and spec.has_group_norm else 0
-    exact_max_tile_macs = EXACT_MAX_TILE_MACS if tensor_cores and not tiny_groups else 0
+    exact_dx_max_input = EXACT_DX_MAX_INPUT if tensor_cores and spec.has_group_norm and not half else 0
+    exact_max_tile_macs = EXACT_MAX_TILE_MACS if tensor_cores and not tiny_groups and not half else 0
     return Plan(spec=spec, mainloop=mainloop, tile=tile, simt_tile=simt_tile, mma_tile=mma_tile,
                 narrow_tile=narrow_tile, narrow_max_rows=2 * NARROW_ROWS if tensor_cores else 0,
                 exact_dx_max_input=exact_dx_max_input, exact_max_tile_macs=exact_max_tile_macs,
