@@ -1,0 +1,69 @@
+"""bfloat16 and float16 modules on the GPU (issue 15's bar): the headline chain on the mma.sync m16n8k16 engine,
+model and input cast as the benchmark harness casts them (`.to(dtype)`), against the reference in the same dtype
+(allclose 1e-2) and against fp64 (output and every gradient no farther from fp64 than the reference in that
+dtype: ratio <= 1.5, relative Frobenius error), outputs NaN-poisoned. Sizes from 1 to real use (a batch-1024
+layer runs the main tile, batch <= 64 the narrow one, split-K where the tiles do not fill the GPU)."""
+import copy
+
+import pytest
+import torch
+
+from helpers import gpu_available, import_file, reference_namespace
+
+import fusegen
+from fusegen.tools.accuracy import draw_input
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
+
+DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
+# (batch, input, hidden, groups): tiny, primes, one group, one channel a group, a group wider than a tile, real
+SHAPES = [(1, 8, 8, 2), (3, 17, 24, 3), (37, 200, 160, 10), (64, 1000, 512, 1), (129, 264, 256, 256),
+          (16, 1024, 1024, 32), (1024, 1024, 1024, 32), (300, 512, 2048, 8)]
+_MODULES = {}
+
+
+def _module(dtype, spec):
+    key = (dtype, spec)
+    if key not in _MODULES:
+        p = fusegen.plan(spec, fixed_sizes=False)
+        _MODULES[key] = import_file(fusegen.write_module(p, f"/tmp/fusegen-gpu-dtypes/{dtype}"), poison=True)
+    return _MODULES[key]
+
+
+def _rel(value, truth):
+    return (value.double() - truth).norm().item() / max(truth.norm().item(), 1e-300)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dist", ["normal", "uniform"])
+def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist):
+    batch, input_size, hidden, groups = shape
+    torch_dtype = DTYPES[dtype]
+    Model = reference_namespace()["Model"]
+    module = _module(dtype, fusegen.Spec(input_size, hidden, groups, dtype=dtype))
+    torch.manual_seed(0)
+    ref = Model(input_size, hidden, groups).cuda().to(torch_dtype)
+    torch.manual_seed(0)
+    new = module.ModelNew(input_size, hidden, groups).cuda().to(torch_dtype)
+    assert all(torch.equal(a, b) for a, b in zip(ref.state_dict().values(), new.state_dict().values()))
+    ref64 = copy.deepcopy(ref).double()
+    gen = torch.Generator().manual_seed(batch * 7 + hidden)
+    x = draw_input((batch, input_size), dist, gen).to(torch_dtype).cuda()
+    g = draw_input((batch, hidden), "normal", gen).to(torch_dtype).cuda()
+    results = {}
+    for name, model, xin, gin in (("new", new, x, g), ("ref", ref, x, g), ("fp64", ref64, x.double(), g.double())):
+        xr = xin.clone().requires_grad_()
+        out = model(xr)
+        out.backward(gin)
+        results[name] = [out.detach(), xr.grad] + [p.grad for p in model.parameters()]
+        model.zero_grad(set_to_none=True)
+    new_t, ref_t, truth = results["new"], results["ref"], results["fp64"]
+    assert new_t[0].dtype == torch_dtype and new_t[0].shape == ref_t[0].shape
+    assert not any(t.isnan().any() for t in new_t), "NaN in an output or gradient (unwritten, or computed)"
+    assert torch.allclose(new_t[0], ref_t[0], atol=1e-2, rtol=1e-2), \
+        f"output differs from the {dtype} reference by {(new_t[0] - ref_t[0]).abs().max().item():.3g}"
+    names = ["out", "grad x"] + [f"grad {n}" for n, _ in ref.named_parameters()]
+    for label, a, b, t in zip(names, new_t, ref_t, truth):
+        ours, theirs = _rel(a, t), _rel(b, t)
+        assert ours <= 1.5 * theirs + 1e-6, f"{label}: {ours:.3g} from fp64, the {dtype} reference {theirs:.3g}"
