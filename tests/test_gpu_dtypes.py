@@ -8,7 +8,7 @@ import copy
 import pytest
 import torch
 
-from helpers import gpu_available, import_file, reference_namespace
+from helpers import gpu_available, import_file, prebuild, reference_namespace, selected_params
 
 import fusegen
 from fusegen.tools.accuracy import draw_input
@@ -19,15 +19,18 @@ DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
 # (batch, input, hidden, groups): tiny, primes, one group, one channel a group, a group wider than a tile, real
 SHAPES = [(1, 8, 8, 2), (3, 17, 24, 3), (37, 200, 160, 10), (64, 1000, 512, 1), (129, 264, 256, 256),
           (16, 1024, 1024, 32), (1024, 1024, 1024, 32), (300, 512, 2048, 8)]
-_MODULES = {}
 
 
-def _module(dtype, spec):
-    key = (dtype, spec)
-    if key not in _MODULES:
-        p = fusegen.plan(spec, fixed_sizes=False)
-        _MODULES[key] = import_file(fusegen.write_module(p, f"/tmp/fusegen-gpu-dtypes/{dtype}"), poison=True)
-    return _MODULES[key]
+@pytest.fixture(scope="module")
+def built(request, tmp_path_factory):
+    """(dtype, shape) -> module file, all built in parallel first (one build per dtype and group width)."""
+    out = tmp_path_factory.mktemp("dtypes")
+    paths = {}
+    for dtype, shape in selected_params(request, ("dtype", "shape")):
+        spec = fusegen.Spec(*shape[1:], dtype=dtype)
+        paths[dtype, shape] = fusegen.write_module(fusegen.plan(spec, fixed_sizes=False), out / dtype)
+    prebuild(sorted(set(paths.values())))
+    return paths
 
 
 def _rel(value, truth):
@@ -37,11 +40,11 @@ def _rel(value, truth):
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dist", ["normal", "uniform"])
-def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist):
+def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist, built):
     batch, input_size, hidden, groups = shape
     torch_dtype = DTYPES[dtype]
     Model = reference_namespace()["Model"]
-    module = _module(dtype, fusegen.Spec(input_size, hidden, groups, dtype=dtype))
+    module = import_file(built[dtype, shape], poison=True)
     torch.manual_seed(0)
     ref = Model(input_size, hidden, groups).cuda().to(torch_dtype)
     torch.manual_seed(0)

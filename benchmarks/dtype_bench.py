@@ -1,0 +1,111 @@
+"""One layer in several dtypes on the GPU: fusegen's module for each dtype against PyTorch eager and torch.compile
+(default mode) in that dtype, model and input cast as a harness casts them; the output's relative error against
+fp64 for each; and fusegen's kernels one by one (torch.profiler), the GEMM kernels with their TFLOP/s (2 M N K
+flops a launch of a whole GEMM, split-K parts summed per step).
+
+    device: PYTHONPATH=. python3 benchmarks/dtype_bench.py [--dtypes bfloat16,float16] [--init 8192,8192,512]
+            [--batch 1024] [--compile]
+"""
+import argparse
+import collections
+import copy
+import pathlib
+import sys
+import tempfile
+
+import torch
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import fusegen  # noqa: E402
+from fusegen.codegen import write_module  # noqa: E402
+from fusegen.tools.accuracy import ReferenceLayer, rel_err  # noqa: E402
+from fusegen.tools.tune import _build_all, _import, time_layer  # noqa: E402
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+# kernel name -> which GEMM it runs (M, N, K of the layer: batch, hidden, input)
+GEMMS = {"linear_gn_forward_kernel": "forward", "wgmma_forward_kernel": "forward",
+         "grad_input_kernel": "dx", "grad_weight_kernel": "dw"}
+
+
+def kernel_times(model, x, g, reps):
+    """kernel name -> (microseconds per forward+backward step, launches per step)."""
+    for _ in range(3):
+        model.zero_grad(set_to_none=True)
+        model(x).backward(g)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            model.zero_grad(set_to_none=True)
+            model(x).backward(g)
+        torch.cuda.synchronize()
+    rows = collections.defaultdict(lambda: [0.0, 0.0])
+    for e in prof.key_averages():
+        t = getattr(e, "device_time_total", None)
+        t = getattr(e, "cuda_time_total", 0.0) if t is None else t
+        if t > 0 and e.key not in ("", "cudaDeviceSynchronize"):
+            rows[e.key][0] += t / reps
+            rows[e.key][1] += e.count / reps
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dtypes", default="bfloat16,float16")
+    ap.add_argument("--init", default="8192,8192,512", help="input, hidden, groups")
+    ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--inner", type=int, default=5)
+    ap.add_argument("--compile", action="store_true", help="also torch.compile (default mode) in each dtype")
+    args = ap.parse_args()
+    input_size, hidden, groups = (int(v) for v in args.init.split(","))
+    dtypes = args.dtypes.split(",")
+    gpu = torch.cuda.get_device_name()
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-dtypes-"))
+    paths = {}
+    for d in dtypes:
+        p = fusegen.plan(fusegen.Spec(input_size, hidden, groups, dtype=d), gpu=gpu)
+        paths[d] = write_module(p, workdir)
+        print(f"{d}: {p.module_name}: {p.summary}")
+    failed = _build_all(list(paths.values()), len(paths))
+    if failed:
+        raise SystemExit("builds failed:\n" + "\n".join(f"{p}: {err}" for p, err in failed.items()))
+    m, n, k = args.batch, hidden, input_size
+    flops = 2.0 * m * n * k
+    table = []
+    for d in dtypes:
+        dt = DTYPES[d]
+        torch.manual_seed(0)
+        ours = _import(paths[d]).ModelNew(input_size, hidden, groups).cuda().to(dt)
+        torch.manual_seed(0)
+        eager = ReferenceLayer(input_size, hidden, groups).cuda().to(dt)
+        fp64 = copy.deepcopy(eager).double()
+        gen = torch.Generator(device="cuda").manual_seed(1)
+        x = torch.randn(m, input_size, device="cuda", generator=gen).to(dt)
+        g = torch.randn(m, hidden, device="cuda", generator=gen).to(dt)
+        with torch.no_grad():
+            truth = fp64(x.double())
+            errors = {"fusegen": rel_err(ours(x), truth), "eager": rel_err(eager(x), truth)}
+        models = {"fusegen": ours, "eager": eager}
+        if args.compile:
+            models["torch.compile"] = torch.compile(copy.deepcopy(eager))
+            with torch.no_grad():
+                errors["torch.compile"] = rel_err(models["torch.compile"](x), truth)
+        for name, model in models.items():
+            f, fb = time_layer(model, x, g, args.reps, inner=args.inner)
+            table.append((d, name, f, fb, errors[name]))
+        print(f"\n{d} fusegen kernels per forward+backward step ({gpu}, batch {m}, {k} -> {n}):")
+        print(f"{'us/step':>9} {'calls':>5} {'TFLOP/s':>8}  kernel")
+        for key, (t, calls) in sorted(kernel_times(ours, x, g, args.reps).items(), key=lambda kv: -kv[1][0]):
+            gemm = next((v for name, v in GEMMS.items() if name in key), None)
+            rate = f"{flops / (t * 1e-6) / 1e12:8.0f}" if gemm else " " * 8
+            print(f"{t:9.1f} {calls:5.1f} {rate}  {(gemm + ': ') if gemm else ''}{key[:100]}")
+    print(f"\n{gpu}, batch {m}, init {input_size},{hidden},{groups}; medians of {args.reps} x {args.inner} calls")
+    print(f"{'dtype':<9} {'layer':<14} {'forward ms':>10} {'fwd+bwd ms':>10} {'out err vs fp64':>16}")
+    for d, name, f, fb, err in table:
+        print(f"{d:<9} {name:<14} {f:10.3f} {fb:10.3f} {err:16.2e}")
+
+
+if __name__ == "__main__":
+    main()
