@@ -280,6 +280,14 @@ using stat_t = double;
 __device__ __forceinline__ float to_f32(elem_t v) { return (v); }
 __device__ __forceinline__ elem_t to_elem(float v) { return (v); }
 __device__ __forceinline__ float load(const elem_t* p) { return to_f32(__ldg(p)); }
+// Two neighbours in one store (p aligned to two elements): 8 bytes for float32, 4 for the half types.
+__device__ __forceinline__ void store_pair(elem_t* p, float a, float b) {
+  struct alignas(2 * sizeof(elem_t)) Pair { elem_t v[2]; };
+  Pair pair;
+  pair.v[0] = to_elem(a);
+  pair.v[1] = to_elem(b);
+  *reinterpret_cast<Pair*>(p) = pair;
+}
 #endif
 }  // namespace fg
 
@@ -1635,7 +1643,7 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
       for (int e = 0; e < VPT; e += 2) {
         const long long oe = o + (E::col(q * VPT + e) - E::col(q * VPT));
         if (pairs) {
-          *reinterpret_cast<float2*>(a.out + oe) = make_float2(y[e], y[e + 1]);
+          store_pair(a.out + oe, y[e], y[e + 1]);
           if (a.z) *reinterpret_cast<float2*>(a.z + oe) = make_float2(zv[e], zv[e + 1]);
         } else {
           for (int h = 0; h < 2 && e + h < VPT; ++h) {
@@ -2390,6 +2398,14 @@ using stat_t = double;
 __device__ __forceinline__ float to_f32(elem_t v) { return (v); }
 __device__ __forceinline__ elem_t to_elem(float v) { return (v); }
 __device__ __forceinline__ float load(const elem_t* p) { return to_f32(__ldg(p)); }
+// Two neighbours in one store (p aligned to two elements): 8 bytes for float32, 4 for the half types.
+__device__ __forceinline__ void store_pair(elem_t* p, float a, float b) {
+  struct alignas(2 * sizeof(elem_t)) Pair { elem_t v[2]; };
+  Pair pair;
+  pair.v[0] = to_elem(a);
+  pair.v[1] = to_elem(b);
+  *reinterpret_cast<Pair*>(p) = pair;
+}
 #endif
 }  // namespace fg
 
