@@ -2542,7 +2542,7 @@ void backward_epilogue(torch::Tensor grad_out, torch::Tensor z, torch::Tensor me
                        torch::Tensor dbeta, torch::Tensor dbias, std::vector<torch::Tensor> dchan,
                        torch::Tensor gsums, int64_t stream) {
   check_tensor(grad_out, "grad_out");
-  check_contiguous(z, "z");
+  check_contiguous(z, "z", kCompute);  // the epilogue's type, as forward_call allocates it
   check_contiguous(dz, "dz");
   TORCH_CHECK(grad_out.dim() == 2 && grad_out.sizes() == z.sizes(), "fusegen: grad_out shape ", grad_out.sizes(),
               " differs from the output's ", z.sizes());
