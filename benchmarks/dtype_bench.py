@@ -30,7 +30,9 @@ GEMMS = {"linear_gn_forward_kernel": "forward", "wgmma_forward_kernel": "forward
 
 
 def kernel_times(model, x, g, reps):
-    """kernel name -> (microseconds per forward+backward step, launches per step)."""
+    """kernel name -> (microseconds per forward+backward step, launches per step); x needs its gradient, as in
+    time_layer's forward+backward."""
+    x = x.clone().requires_grad_()
     for _ in range(3):
         model.zero_grad(set_to_none=True)
         model(x).backward(g)

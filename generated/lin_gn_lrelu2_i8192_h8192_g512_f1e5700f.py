@@ -280,6 +280,10 @@ using stat_t = double;
 __device__ __forceinline__ float to_f32(elem_t v) { return (v); }
 __device__ __forceinline__ elem_t to_elem(float v) { return (v); }
 __device__ __forceinline__ float load(const elem_t* p) { return to_f32(__ldg(p)); }
+// A value as the reference holds it between its ops: rounded to the tensors' type (eager PyTorch materializes
+// every op's output in it; rounding where it does keeps a bf16 / fp16 output within allclose of eager's, as
+// extra precision would not). The identity for float32.
+__device__ __forceinline__ float as_elem(float v) { return to_f32(to_elem(v)); }
 // Two neighbours in one store (p aligned to two elements): 8 bytes for float32, 4 for the half types.
 __device__ __forceinline__ void store_pair(elem_t* p, float a, float b) {
   struct alignas(2 * sizeof(elem_t)) Pair { elem_t v[2]; };
@@ -327,10 +331,16 @@ __device__ __forceinline__ double subwarp_sum(double v) {
 // The normalized value and the GroupNorm affine, with rounding pinned (no FMA contraction choices), so that
 // the backward kernels recompute bit for bit the y the forward saw and agree with it on the LeakyReLU kink.
 __device__ __forceinline__ float gn_xhat(float z, float mean, float rstd) { return __fmul_rn(__fsub_rn(z, mean), rstd); }
-__device__ __forceinline__ float gn_affine(float xhat, float gamma, float beta) { return __fmaf_rn(xhat, gamma, beta); }
+__device__ __forceinline__ float gn_affine(float xhat, float gamma, float beta) {
+  return as_elem(__fmaf_rn(xhat, gamma, beta));
+}
 
 // The Linear's bias and the GroupNorm's affine parameters of a channel (constants when the layer has none).
 __device__ __forceinline__ float lin_bias(const elem_t* bias, int col) { return HAS_BIAS ? load(bias + col) : 0.f; }
+// The Linear's output z from the accumulator, as the reference's Linear writes it (as_elem).
+__device__ __forceinline__ float linear_out(float acc, const elem_t* bias, int col) {
+  return as_elem(acc + lin_bias(bias, col));
+}
 __device__ __forceinline__ float gn_gamma(const elem_t* gamma, int col) { return GN_AFFINE ? load(gamma + col) : 1.f; }
 __device__ __forceinline__ float gn_beta(const elem_t* beta, int col) { return GN_AFFINE ? load(beta + col) : 0.f; }
 
@@ -1452,8 +1462,9 @@ namespace fg {
 constexpr int CS_STRIDE = BN + 1;  // odd stride: a sub-warp reading one row's channels hits distinct banks
 constexpr int EPILOGUE_SMEM_FLOATS = (BM / 2) * CS_STRIDE;  // the largest engine's tile (BM rows)
 
-// acc (+ bias[col] when bias is given) for rows [half*TILE_M/2, (half+1)*TILE_M/2) of the tile into Cs.
-template <class E>
+// Rows [half*TILE_M/2, (half+1)*TILE_M/2) of the tile into Cs: the accumulator, or with LINEAR the Linear's
+// output z (linear_out: bias added, rounded as the reference holds it).
+template <class E, bool LINEAR>
 __device__ __forceinline__ void stage_half(const float (&acc)[E::ACC_M][E::ACC_N], float* Cs, int half,
                                            const elem_t* __restrict__ bias, int N, int n0) {
 #pragma unroll
@@ -1463,7 +1474,7 @@ __device__ __forceinline__ void stage_half(const float (&acc)[E::ACC_M][E::ACC_N
 #pragma unroll
     for (int j = 0; j < E::ACC_N; ++j) {
       const int c = E::col(j), col = n0 + c;
-      Cs[r * CS_STRIDE + c] = acc[i][j] + (bias && col < N ? load(bias + col) : 0.f);
+      Cs[r * CS_STRIDE + c] = LINEAR && col < N ? linear_out(acc[i][j], bias, col) : acc[i][j];
     }
   }
 }
@@ -1478,7 +1489,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[E::ACC_M][E::ACC_N
   constexpr int HALF = E::TILE_M / 2;
   for (int half = 0; half < 2; ++half) {
     E::sync();  // the mainloop's, or the previous half's, readers are done with shared memory
-    stage_half<E>(acc, smem, half, nullptr, N, n0);
+    stage_half<E, false>(acc, smem, half, nullptr, N, n0);
     E::sync();
     for (int e = threadIdx.x; e < HALF * BN; e += E::EPI_THREADS) {
       const int r = e / BN, c = e % BN, row = m0 + half * HALF + r;
@@ -1508,7 +1519,8 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[E::ACC_M][E::
 }  // namespace fg
 
 // ---- the element-wise chain: group_norm -> leaky_relu -> add_self ----
-// Chain value v0 is the Linear's output (with its bias), stage i makes v(i+1) from v(i); the GroupNorm is stage 0.
+// Chain value v0 is the Linear's output (with its bias), stage i makes v(i+1) from v(i), each held as the
+// reference holds it (as_elem); the GroupNorm is stage 0.
 // pre_* run between the GEMM and the GroupNorm, post_* after it (all stages without one). Backward recomputes
 // the stages' values from the segment's input (cheap) instead of storing them, then walks back; each stage's
 // per-channel parameter share goes into dp[slot].
@@ -1548,15 +1560,15 @@ __device__ __forceinline__ float pre_bwd(float g_out, float v0, int col, const S
 }
 
 __device__ __forceinline__ float post_fwd(float v1, int col, const StageArgs& s) {
-  const float v2 = S1::fwd(v1, col, s);
-  const float v3 = S2::fwd(v2, col, s);
+  const float v2 = as_elem(S1::fwd(v1, col, s));
+  const float v3 = as_elem(S2::fwd(v2, col, s));
   return v3;
 }
 
 // grad of v3 -> grad of v1
 __device__ __forceinline__ float post_bwd(float g_out, float v1, int col, const StageArgs& s, float* dp) {
-  const float v2 = S1::fwd(v1, col, s);
-  const float v3 = S2::fwd(v2, col, s);
+  const float v2 = as_elem(S1::fwd(v1, col, s));
+  const float v3 = as_elem(S2::fwd(v2, col, s));
   float g1 = 0.f;
   float g2 = 0.f;
   float g3 = g_out;
@@ -1612,7 +1624,7 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
 #pragma unroll
       for (int e = 0; e < VPT; ++e) {
         const int col = n0 + E::col(q * VPT + e);
-        zv[e] = acc[i][q * VPT + e] + (in ? lin_bias(a.bias, col) : 0.f);
+        zv[e] = in ? linear_out(acc[i][q * VPT + e], a.bias, col) : acc[i][q * VPT + e];
         v[e] = pre_fwd(zv[e], col, a.st);
         s += v[e];
       }
@@ -1683,7 +1695,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
 #pragma unroll
       for (int e = 0; e < VPT; ++e) {
         const int col = n0 + E::col(q + e);
-        zv[e] = acc[i][q + e] + (in ? lin_bias(a.bias, col) : 0.f);
+        zv[e] = in ? linear_out(acc[i][q + e], a.bias, col) : acc[i][q + e];
         v[e] = pre_fwd(zv[e], col, a.st);
         s += v[e];
       }
@@ -1732,7 +1744,7 @@ __device__ __forceinline__ void gn_epilogue_smem(const float (&acc)[E::ACC_M][E:
   float* Cs = smem;
   for (int half = 0; half < 2; ++half) {
     E::sync();  // the mainloop's, or the previous half's, readers are done with shared memory
-    stage_half<E>(acc, Cs, half, a.bias, N, n0);
+    stage_half<E, true>(acc, Cs, half, a.bias, N, n0);
     E::sync();
     // The loop bound is block-uniform so that every lane reaches the shuffles.
     for (int base = 0; base < PAIRS; base += SUBWARPS) {
@@ -2398,6 +2410,10 @@ using stat_t = double;
 __device__ __forceinline__ float to_f32(elem_t v) { return (v); }
 __device__ __forceinline__ elem_t to_elem(float v) { return (v); }
 __device__ __forceinline__ float load(const elem_t* p) { return to_f32(__ldg(p)); }
+// A value as the reference holds it between its ops: rounded to the tensors' type (eager PyTorch materializes
+// every op's output in it; rounding where it does keeps a bf16 / fp16 output within allclose of eager's, as
+// extra precision would not). The identity for float32.
+__device__ __forceinline__ float as_elem(float v) { return to_f32(to_elem(v)); }
 // Two neighbours in one store (p aligned to two elements): 8 bytes for float32, 4 for the half types.
 __device__ __forceinline__ void store_pair(elem_t* p, float a, float b) {
   struct alignas(2 * sizeof(elem_t)) Pair { elem_t v[2]; };
