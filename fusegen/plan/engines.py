@@ -79,9 +79,14 @@ class MmaTile:
 
     @property
     def smem_bytes(self) -> int:
-        """Pipeline buffers (the larger of the k-major and the m/n-major layout of each operand)."""
+        """Pipeline buffers of fp32 operands (the larger of the k-major and the m/n-major layout of each)."""
         per_stage = sum(max(e * (self.block_k + 4), self.block_k * (e + 8)) for e in (self.block_m, self.block_n))
         return 4 * self.stages * per_stage
+
+    def half_smem_bytes(self) -> int:
+        """The same for the 16-bit engine (its k-major rows padded by 8 elements)."""
+        per_stage = sum(max(e * (self.block_k + 8), self.block_k * (e + 8)) for e in (self.block_m, self.block_n))
+        return 2 * self.stages * per_stage
 
     @property
     def name(self) -> str:

@@ -12,7 +12,7 @@ import time
 
 from ..plan import ENGINES, WGMMA_ARCH, GemmTile, MmaTile, WgmmaTile, plan
 from ..plan.tuning import TABLE, load_table, shape_key
-from ..spec import FP32, TF32, Spec
+from ..spec import FP32, PRECISIONS, TF32, Spec
 
 SMEM_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_90 (sm_80: 163 KB; the build reports a miss)
 
@@ -21,6 +21,11 @@ def candidates(precision: str, arch=None):
     """Tiles worth timing for a precision on a GPU of compute capability `arch` (valid, within shared memory)."""
     if precision == FP32:
         return [GemmTile(), GemmTile(block_m=64, block_n=128), GemmTile(block_m=128, block_n=64)]
+    if precision not in PRECISIONS:  # bf16 / fp16: the m16n8k16 engine (k tiles of whole k16 steps, n8 tiles in pairs)
+        shapes = [(128, 128, 2, 4), (128, 128, 4, 2), (64, 128, 2, 4), (128, 64, 4, 2)]
+        tiles = [MmaTile(block_m=bm, block_n=bn, block_k=bk, warps_m=wm, warps_n=wn, stages=st)
+                 for bm, bn, wm, wn in shapes for bk, st in ((32, 3), (32, 4), (64, 3), (64, 4))]
+        return [t for t in tiles if t.warp_n % 16 == 0 and t.half_smem_bytes() <= SMEM_LIMIT]
     if arch is not None and tuple(arch) == WGMMA_ARCH:
         sizes = [(128, 128), (64, 128), (128, 64)] + ([(256, 64)] if precision == TF32 else [])
         tiles = [WgmmaTile(block_m=bm, block_n=bn, stages=st) for bm, bn in sizes for st in (3, 4, 5, 6, 8)]
@@ -187,13 +192,14 @@ def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, t
         if p in failed:
             log.write(f"  {t.name}: build failed (skipped)\n{failed[p]}\n")
     torch.manual_seed(0)
-    x = torch.rand(batch, spec.input_size, device="cuda")
-    g = torch.randn(batch, spec.hidden_size, device="cuda")
+    dtype = getattr(torch, spec.dtype)  # the layer in the module's element type, as a harness casts it
+    x = torch.rand(batch, spec.input_size, device="cuda", dtype=dtype)
+    g = torch.randn(batch, spec.hidden_size, device="cuda", dtype=dtype)
     rows = []
     timed = [t for t in tiles if paths[t] not in failed]
     for i, t in enumerate(timed):
         module = _import(paths[t])
-        model = module.ModelNew(spec.input_size, spec.hidden_size, spec.num_groups).cuda()
+        model = module.ModelNew(spec.input_size, spec.hidden_size, spec.num_groups).cuda().to(dtype)
         f_ms, fb_ms = time_layer(model, x, g, reps)
         rows.append({"tile": dataclasses.asdict(t), "engine": ENGINES[type(t)], "name": t.name,
                      "forward_ms": round(f_ms, 4),
