@@ -4,7 +4,7 @@ and `interface` from a model file."""
 import dataclasses
 import math
 
-from .dtypes import ELEMENTS, FLOAT32
+from .dtypes import ELEMENTS, FLOAT32, dtype as element_type
 from .ops import COLUMN, FULL, ROW, ROW_VALUE, op
 
 
@@ -70,6 +70,12 @@ class Spec:
     # multiply, so a bfloat16 or float16 spec leaves it at the default (its operands go to the tensor cores as
     # they are). (Out of the repr, which names and hashes modules: float32 modules keep their names.)
     dtype: str = dataclasses.field(default=FLOAT32.name, repr=False)
+
+    @property
+    def arithmetic(self) -> str:
+        """How the GEMM multiplies: `precision` for a float32 layer, else its 16-bit type ("bf16", "f16"). The
+        tuning table's key."""
+        return element_type(self.dtype).short or self.precision
 
     def __post_init__(self):
         for field in ("hidden_size", "num_groups", "input_size"):  # hidden first: --input defaults to it

@@ -96,3 +96,22 @@ def test_module_names_the_dtype_it_takes(tmp_path):
         bf16._check_input(torch.zeros(2, 64), ())
     with pytest.raises(TypeError, match="expects float32 input, got torch.float64$"):
         fp32._check_input(torch.zeros(2, 64, dtype=torch.float64), ())
+
+
+def test_tuning_keys_the_16_bit_layers_by_their_type(tmp_path):
+    """fusegen tune times the 16-bit engine's tiles and stores them under the layer's arithmetic ("bf16"), apart
+    from the float32 layer of the same size; the planner reads them back."""
+    import json
+
+    from fusegen.plan.tuning import lookup, shape_key
+    from fusegen.tools.tune import candidates
+
+    tiles = candidates("bf16", (9, 0))
+    assert tiles and all(isinstance(t, fusegen.MmaTile) and t.warp_n % 16 == 0 for t in tiles)
+    assert any(t.block_k == 64 for t in tiles)
+    bf16 = fusegen.Spec(8192, 8192, 512, dtype="bfloat16")
+    table = tmp_path / "tuning.json"
+    tile = {"block_m": 128, "block_n": 128, "block_k": 64, "warps_m": 2, "warps_n": 4, "stages": 4}
+    table.write_text(json.dumps({"GPU": {"bf16": {shape_key(bf16, 1024): {"engine": "mma_tf32", "tile": tile}}}}))
+    assert lookup(bf16, "GPU", path=table) == ("mma_tf32", tile)
+    assert lookup(fusegen.Spec(8192, 8192, 512), "GPU", path=table) is None

@@ -1,8 +1,8 @@
 """bfloat16 and float16 modules on the GPU (issue 15's bar): the headline chain on the mma.sync m16n8k16 engine,
 model and input cast as the benchmark harness casts them (`.to(dtype)`). The output is allclose (1e-2) to the
-reference in the same dtype (to fp64 where that reference is not itself within 1e-2 of fp64), and the output and
-every gradient are no farther from fp64 than the reference in that dtype (ratio <= 1.5, relative Frobenius error
-over at least MIN_VALUES values); outputs NaN-poisoned. Sizes from 1 to real use (a batch-1024 layer runs the
+reference in the same dtype (where that reference is not itself within 1e-2 of fp64: no farther from fp64 than
+it), and the output and every gradient are no farther from fp64 than the reference in that dtype (ratio <= 1.5,
+relative Frobenius error over at least MIN_VALUES values); outputs NaN-poisoned. Sizes from 1 to real use (a batch-1024 layer runs the
 main tile, batch <= 64 the narrow one, split-K where the tiles do not fill the GPU)."""
 import copy
 
@@ -71,12 +71,15 @@ def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist, buil
         assert new_t[0].dtype == torch_dtype and new_t[0].shape == ref_t[0].shape
         assert not any(t.isnan().any() for t in new_t), "NaN in an output or gradient (unwritten, or computed)"
         # The harness's rule, allclose to the reference in its dtype, where that reference is itself within the
-        # tolerance of fp64; where it is not (a GroupNorm over a few values amplifies its roundings), to fp64.
-        ref_ok = torch.allclose(ref_t[0].double(), truth[0], atol=1e-2, rtol=1e-2)
-        bar = ref_t[0] if ref_ok else truth[0].to(torch_dtype)
-        assert torch.allclose(new_t[0], bar, atol=1e-2, rtol=1e-2), \
-            f"output differs from the {dtype} {'reference' if ref_ok else 'fp64 result'} by " \
-            f"{(new_t[0].double() - bar.double()).abs().max().item():.3g}"
+        # tolerance of fp64. Where it is not (a GroupNorm over a few close values amplifies the Linear's rounding
+        # to the dtype, the reference's and ours alike), no farther from fp64 than the reference, elementwise.
+        if torch.allclose(ref_t[0].double(), truth[0], atol=1e-2, rtol=1e-2):
+            assert torch.allclose(new_t[0], ref_t[0], atol=1e-2, rtol=1e-2), \
+                f"output differs from the {dtype} reference by {(new_t[0] - ref_t[0]).abs().max().item():.3g}"
+        else:
+            ours, theirs = ((t.double() - truth[0]).abs().max().item() for t in (new_t[0], ref_t[0]))
+            assert ours <= 1.5 * theirs, f"output {ours:.3g} from fp64, the {dtype} reference (itself not within " \
+                                         f"1e-2 of fp64) {theirs:.3g}"
         for label, a, b, t in zip(names, new_t, ref_t, truth):
             sq[label][0] += (a.double() - t).square().sum().item()
             sq[label][1] += (b.double() - t).square().sum().item()

@@ -218,7 +218,7 @@ class Plan:
     @property
     def precision(self) -> str:
         """How the GEMMs multiply: the spec's precision for fp32 operands, else the element type's own word."""
-        return self.element.short or self.spec.precision
+        return self.spec.arithmetic
 
     @property
     def summary(self) -> str:
@@ -317,7 +317,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         raise TypeError(f"precision {spec.precision} runs on {' or '.join(c.__name__ for c in allowed)}s, "
                         f"got a {type(tile).__name__}")
     tuned_for = ""
-    if tile is None and gpu and not half:  # (the tuning table holds fp32 precisions)
+    if tile is None and gpu:
         found = lookup(spec, gpu, batch)
         tile = {mainloop: cls for cls, mainloop in ENGINES.items()}[found[0]](**found[1]) if found else None
         tile = tile if isinstance(tile, allowed) else None

@@ -23,8 +23,8 @@ def load_table(path=None) -> dict:
 
 
 def _entries(spec: Spec, gpu: str, path=None) -> dict:
-    """This layer's entries (any batch) for gpu and the spec's precision: batch -> entry."""
-    entries = load_table(path).get(gpu, {}).get(spec.precision, {})
+    """This layer's entries (any batch) for gpu and the spec's arithmetic: batch -> entry."""
+    entries = load_table(path).get(gpu, {}).get(spec.arithmetic, {})
     prefix = _layer_key(spec)
     return {int(k[len(prefix):]): v for k, v in entries.items() if k.startswith(prefix)}
 

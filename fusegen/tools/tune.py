@@ -183,7 +183,7 @@ def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, t
     from ..codegen import write_module
 
     gpu = torch.cuda.get_device_name()
-    tiles = list(tiles or candidates(spec.precision, torch.cuda.get_device_capability()))
+    tiles = list(tiles or candidates(spec.arithmetic, torch.cuda.get_device_capability()))
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-tune-"))
     paths = {t: write_module(plan(spec, tile=t), workdir) for t in tiles}
     log.write(f"tuning {spec} at batch {batch} on {gpu}: {len(tiles)} candidate tiles\n")
@@ -212,7 +212,7 @@ def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, t
     if save:
         entry = dict(rows[0], date=time.strftime("%Y-%m-%d"), reps=reps, candidates=len(rows))
         data = load_table(table)
-        data.setdefault(gpu, {}).setdefault(spec.precision, {})[shape_key(spec, batch)] = entry
+        data.setdefault(gpu, {}).setdefault(spec.arithmetic, {})[shape_key(spec, batch)] = entry
         _atomic_write_json(pathlib.Path(table), data)
     return gpu, rows
 
