@@ -21,7 +21,7 @@ from helpers import HEADLINE
 
 import fusegen
 from fusegen.plan import FRAGMENT, TILE_LOCAL, TWO_STAGE
-from fusegen.plan.tuning import load_table
+from fusegen.plan.tuning import load_table, with_arithmetic
 from fusegen.spec import PRECISIONS
 
 pytestmark = pytest.mark.slow
@@ -70,7 +70,7 @@ def _all_plans():
     # every tile the tuning table holds (what `render` would emit on those GPUs)
     for gpu, by_precision in load_table().items():
         for precision in by_precision:
-            yield fusegen.plan(dataclasses.replace(HEADLINE, precision=precision), gpu=gpu)
+            yield fusegen.plan(with_arithmetic(HEADLINE, precision), gpu=gpu)
 
 
 def _representatives():

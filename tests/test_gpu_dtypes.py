@@ -1,9 +1,10 @@
 """bfloat16 and float16 modules on the GPU (issue 15's bar): the headline chain on the mma.sync m16n8k16 engine,
 model and input cast as the benchmark harness casts them (`.to(dtype)`). The output is allclose (1e-2) to the
-reference in the same dtype (where that reference is not itself within 1e-2 of fp64: no farther from fp64 than
-it), and the output and every gradient are no farther from fp64 than the reference in that dtype (ratio <= 1.5,
-relative Frobenius error over at least MIN_VALUES values); outputs NaN-poisoned. Sizes from 1 to real use (a batch-1024 layer runs the
-main tile, batch <= 64 the narrow one, split-K where the tiles do not fill the GPU)."""
+reference in the same dtype (in a layer of fewer than MIN_VALUES values whose reference is not itself well within
+that of fp64: no farther from fp64 than it), and the output and every gradient are no farther from fp64 than the
+reference in that dtype (ratio <= 1.5, relative Frobenius error over at least MIN_VALUES values); outputs
+NaN-poisoned. Sizes from 1 to real use (a batch-1024 layer runs the main tile, batch <= 64 the narrow one,
+split-K where the tiles do not fill the GPU)."""
 import copy
 
 import pytest
@@ -19,7 +20,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="n
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
 # (batch, input, hidden, groups): tiny, primes, one group, one channel a group, a group wider than a tile, real
 SHAPES = [(1, 8, 8, 2), (3, 17, 24, 3), (37, 200, 160, 10), (64, 1000, 512, 1), (129, 264, 256, 256),
-          (16, 1024, 1024, 32), (1024, 1024, 1024, 32), (300, 512, 2048, 8)]
+          (16, 1024, 1024, 32), (1024, 1024, 1024, 32), (300, 512, 2048, 8), (512, 4096, 4096, 128)]
 
 
 @pytest.fixture(scope="module")
@@ -70,16 +71,17 @@ def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist, buil
         new_t, ref_t, truth = results["new"], results["ref"], results["fp64"]
         assert new_t[0].dtype == torch_dtype and new_t[0].shape == ref_t[0].shape
         assert not any(t.isnan().any() for t in new_t), "NaN in an output or gradient (unwritten, or computed)"
-        # The harness's rule, allclose to the reference in its dtype, where that reference is itself within the
-        # tolerance of fp64. Where it is not (a GroupNorm over a few close values amplifies the Linear's rounding
-        # to the dtype, the reference's and ours alike), no farther from fp64 than the reference, elementwise.
-        if torch.allclose(ref_t[0].double(), truth[0], atol=1e-2, rtol=1e-2):
+        # The harness's rule, allclose to the reference in its dtype: always at a real layer's size; in a layer of
+        # a few values where that reference is not itself well within the tolerance of fp64 (half of it: a
+        # GroupNorm over a few close values amplifies the Linear's rounding to the dtype, cuBLAS's and ours
+        # alike), no farther from fp64 than the reference, elementwise.
+        if batch * hidden >= MIN_VALUES or torch.allclose(ref_t[0].double(), truth[0], atol=5e-3, rtol=5e-3):
             assert torch.allclose(new_t[0], ref_t[0], atol=1e-2, rtol=1e-2), \
                 f"output differs from the {dtype} reference by {(new_t[0] - ref_t[0]).abs().max().item():.3g}"
         else:
             ours, theirs = ((t.double() - truth[0]).abs().max().item() for t in (new_t[0], ref_t[0]))
             assert ours <= 1.5 * theirs, f"output {ours:.3g} from fp64, the {dtype} reference (itself not within " \
-                                         f"1e-2 of fp64) {theirs:.3g}"
+                                         f"5e-3 of fp64) {theirs:.3g}"
         for label, a, b, t in zip(names, new_t, ref_t, truth):
             sq[label][0] += (a.double() - t).square().sum().item()
             sq[label][1] += (b.double() - t).square().sum().item()

@@ -1,9 +1,11 @@
-"""The tuning table as data: fusegen/plan/tuning.json maps GPU name -> precision -> shape key -> the winning tile
+"""The tuning table as data: fusegen/plan/tuning.json maps GPU name -> arithmetic (Spec.arithmetic) -> shape key -> the winning tile
 (its engine and fields) and its times. The planner reads it here; `fusegen tune` (the autotuner, in tools/tune.py)
 writes it."""
+import dataclasses
 import json
 import pathlib
 
+from ..dtypes import DTYPES
 from ..spec import FP32, Spec
 
 TABLE = pathlib.Path(__file__).resolve().parent / "tuning.json"
@@ -15,6 +17,15 @@ def _layer_key(spec: Spec) -> str:
 
 def shape_key(spec: Spec, batch: int) -> str:
     return f"{_layer_key(spec)}{batch}"
+
+
+def with_arithmetic(spec: Spec, arithmetic: str) -> Spec:
+    """spec for one of the table's arithmetic keys (Spec.arithmetic): a 16-bit type's word sets the dtype,
+    anything else the precision."""
+    names = {d.short: d.name for d in DTYPES.values() if d.short}
+    if arithmetic in names:
+        return dataclasses.replace(spec, dtype=names[arithmetic])
+    return dataclasses.replace(spec, precision=arithmetic)
 
 
 def load_table(path=None) -> dict:

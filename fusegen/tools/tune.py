@@ -22,7 +22,9 @@ def candidates(precision: str, arch=None):
     if precision == FP32:
         return [GemmTile(), GemmTile(block_m=64, block_n=128), GemmTile(block_m=128, block_n=64)]
     if precision not in PRECISIONS:  # bf16 / fp16: the m16n8k16 engine (k tiles of whole k16 steps, n8 tiles in pairs)
-        shapes = [(128, 128, 2, 4), (128, 128, 4, 2), (64, 128, 2, 4), (128, 64, 4, 2)]
+        # (warps_n x 32 >= block_n: the narrow tile's threads, 32 a warp column, cover an m/n-fast row in scalar
+        # copies)
+        shapes = [(128, 128, 2, 4), (64, 128, 2, 4), (128, 64, 4, 2)]
         tiles = [MmaTile(block_m=bm, block_n=bn, block_k=bk, warps_m=wm, warps_n=wn, stages=st)
                  for bm, bn, wm, wn in shapes for bk, st in ((32, 3), (32, 4), (64, 3), (64, 4))]
         return [t for t in tiles if t.warp_n % 16 == 0 and t.half_smem_bytes() <= SMEM_LIMIT]
