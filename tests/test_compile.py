@@ -6,7 +6,6 @@ code still changes shape with the sub-warp width (LANES: the shuffle trees) and,
 is a multiple of the k slice (the forward mainloop drops its k bounds checks). One representative is compiled per
 (variant_key, lanes_per_group, even K): each distinct shape once.
 """
-import dataclasses
 import os
 import pathlib
 import re
