@@ -7,7 +7,6 @@ flops a launch of a whole GEMM, split-K parts summed per step).
             [--batch 1024] [--compile]
 """
 import argparse
-import collections
 import copy
 import pathlib
 import sys
@@ -23,33 +22,13 @@ from fusegen.codegen import write_module  # noqa: E402
 from fusegen.tools.accuracy import ReferenceLayer, rel_err  # noqa: E402
 from fusegen.tools.tune import _build_all, _import, time_layer  # noqa: E402
 
+sys.path.insert(0, str(REPO / "benchmarks"))
+from kernel_times import step_kernel_times  # noqa: E402
+
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # kernel name -> which GEMM it runs (M, N, K of the layer: batch, hidden, input)
 GEMMS = {"linear_gn_forward_kernel": "forward", "wgmma_forward_kernel": "forward",
          "grad_input_kernel": "dx", "grad_weight_kernel": "dw"}
-
-
-def kernel_times(model, x, g, reps):
-    """kernel name -> (microseconds per forward+backward step, launches per step); x needs its gradient, as in
-    time_layer's forward+backward."""
-    x = x.clone().requires_grad_()
-    for _ in range(3):
-        model.zero_grad(set_to_none=True)
-        model(x).backward(g)
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            model.zero_grad(set_to_none=True)
-            model(x).backward(g)
-        torch.cuda.synchronize()
-    rows = collections.defaultdict(lambda: [0.0, 0.0])
-    for e in prof.key_averages():
-        t = getattr(e, "device_time_total", None)
-        t = getattr(e, "cuda_time_total", 0.0) if t is None else t
-        if t > 0 and e.key not in ("", "cudaDeviceSynchronize"):
-            rows[e.key][0] += t / reps
-            rows[e.key][1] += e.count / reps
-    return rows
 
 
 def main():
@@ -99,7 +78,8 @@ def main():
             table.append((d, name, f, fb, errors[name]))
         print(f"\n{d} fusegen kernels per forward+backward step ({gpu}, batch {m}, {k} -> {n}):")
         print(f"{'us/step':>9} {'calls':>5} {'TFLOP/s':>8}  kernel")
-        for key, (t, calls) in sorted(kernel_times(ours, x, g, args.reps).items(), key=lambda kv: -kv[1][0]):
+        xg = x.clone().requires_grad_()  # (x needs its gradient, as in time_layer's forward+backward)
+        for key, (t, calls) in sorted(step_kernel_times(ours, xg, g, args.reps).items(), key=lambda kv: -kv[1][0]):
             gemm = next((v for name, v in GEMMS.items() if name in key), None)
             rate = f"{flops / (t * 1e-6) / 1e12:8.0f}" if gemm else " " * 8
             print(f"{t:9.1f} {calls:5.1f} {rate}  {(gemm + ': ') if gemm else ''}{key[:100]}")

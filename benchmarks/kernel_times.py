@@ -20,6 +20,28 @@ from fusegen.frontend import load_model_file, model_spec  # noqa: E402
 from helpers import import_file, prebuild  # noqa: E402
 
 
+def step_kernel_times(model, x, grad, reps):
+    """kernel name -> (microseconds per forward+backward step, launches per step) of model(x).backward(grad),
+    after three warm-up steps (builds loaded, allocator primed)."""
+    for _ in range(3):
+        model.zero_grad(set_to_none=True)
+        model(x).backward(grad)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            model.zero_grad(set_to_none=True)
+            model(x).backward(grad)
+        torch.cuda.synchronize()
+    rows = collections.defaultdict(lambda: [0.0, 0.0])
+    for e in prof.key_averages():
+        t = getattr(e, "device_time_total", None)
+        t = getattr(e, "cuda_time_total", 0.0) if t is None else t
+        if t > 0 and e.key not in ("", "cudaDeviceSynchronize"):
+            rows[e.key][0] += t / reps
+            rows[e.key][1] += e.count / reps
+    return {k: tuple(v) for k, v in rows.items()}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model_file")
@@ -34,25 +56,11 @@ def main():
     torch.manual_seed(0)
     model = module.ModelNew(*model_file.get_init_inputs()).cuda()
     x = model_file.get_inputs()[0].cuda()
-    grad = None
-    for _ in range(3):  # warm-up: builds loaded, allocator primed
-        model.zero_grad(set_to_none=True)
-        y = model(x)
-        grad = torch.randn_like(y) if grad is None else grad
-        y.backward(grad)
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(args.reps):
-            model.zero_grad(set_to_none=True)
-            model(x).backward(grad)
-        torch.cuda.synchronize()
-    times, calls = collections.defaultdict(float), collections.defaultdict(int)
-    for e in prof.key_averages():
-        t = getattr(e, "device_time_total", None)
-        t = getattr(e, "cuda_time_total", 0.0) if t is None else t
-        if t > 0 and e.key not in ("", "cudaDeviceSynchronize"):
-            times[e.key] += t / args.reps
-            calls[e.key] += e.count / args.reps
+    with torch.no_grad():
+        grad = torch.randn_like(model(x))
+    rows = step_kernel_times(model, x, grad, args.reps)
+    times = {k: t for k, (t, _) in rows.items()}
+    calls = {k: c for k, (_, c) in rows.items()}
     total = sum(times.values())
     print(f"{f.name}: {plan.summary}; {torch.cuda.get_device_name()}, "
           f"{args.reps} forward+backward steps")

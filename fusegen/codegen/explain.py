@@ -166,10 +166,10 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
     model = roofline(plan, gpu, batch)
     if model:
         ours, theirs = model
-        theirs_gemm, theirs_rate = ("fp32 GEMM", "SGEMM") if plan.element.bytes == 4 else (
+        theirs_gemm, theirs_kind = ("fp32 GEMM", "SGEMM") if plan.element.bytes == 4 else (
             f"{plan.element.name} GEMM", plan.element.name)
         lines.append(f"- Roofline on {gpu} at batch {batch}: forward >= {ours:.2f} ms at the {plan.precision} "
-                     f"peak; PyTorch's {theirs_gemm} ~{theirs:.2f} ms at cuBLAS's {theirs_rate} rate: at most "
+                     f"peak; PyTorch's {theirs_gemm} ~{theirs:.2f} ms at cuBLAS's {theirs_kind} rate: at most "
                      f"{theirs / ours:.1f}x (forward+backward: three GEMMs each side, the same ratio).")
     else:
         lines.append(f"- Roofline: {2 * batch * s.hidden_size * s.input_size / 1e9:.1f} GFLOP per GEMM at batch "

@@ -1,6 +1,6 @@
-"""The tuning table as data: fusegen/plan/tuning.json maps GPU name -> arithmetic (Spec.arithmetic) -> shape key -> the winning tile
-(its engine and fields) and its times. The planner reads it here; `fusegen tune` (the autotuner, in tools/tune.py)
-writes it."""
+"""The tuning table as data: fusegen/plan/tuning.json maps GPU name -> arithmetic (Spec.arithmetic) -> shape key
+-> the winning tile (its engine and fields) and its times. The planner reads it here; `fusegen tune` (the
+autotuner, in tools/tune.py) writes it."""
 import dataclasses
 import json
 import pathlib
