@@ -62,7 +62,7 @@ FUSEGEN_VERSION = "0.3.0"
 GROUP_STRATEGY = "fragment"
 PRECISION = "3xtf32"
 DTYPE = torch.float32  # what the input, the parameters, the output and the gradients hold
-MAINLOOP = "wgmma_tf32"  # the GEMM engine; wgmma_tf32 is built for sm_90a (H100/H200) only
+MAINLOOP = "wgmma_tf32"  # the GEMM engine; the wgmma ones are built for sm_90a (H100/H200) only
 # The buffers the binding allocates besides the output (the custom operators' fake implementations give their
 # shapes too):
 PARTIAL_SLOTS = 0
@@ -205,7 +205,7 @@ def _word(dtype):
 
 
 def _check_device(device):
-    if MAINLOOP == "wgmma_tf32" and tuple(torch.cuda.get_device_capability(device)) != (9, 0):
+    if MAINLOOP.startswith("wgmma") and tuple(torch.cuda.get_device_capability(device)) != (9, 0):
         raise RuntimeError(
             "this module's kernels use Hopper's wgmma (built for sm_90a: H100/H200); {} is sm_{}{}: render one for "
             "it with: {} --arch {}.{}".format(
@@ -539,7 +539,7 @@ struct SplitK {
 
 // Slices are whole promotion intervals (and k tiles of every engine), so every block runs the same
 // two-level summation as an unsplit one, over a shorter range.
-constexpr int SPLIT_GRAIN = 64;
+constexpr int SPLIT_GRAIN = PROMOTE_K > 64 ? PROMOTE_K : 64;  // (whole promotion intervals a slice)
 constexpr int MAX_SPLIT = 16;           // partial planes of one GEMM at most
 constexpr int SPLIT_COUNTERS = 4096;    // output tiles a split GEMM may have (per kind of GEMM)
 static_assert(PROMOTE_K == 0 || SPLIT_GRAIN % PROMOTE_K == 0, "a slice must hold whole promotion intervals");
@@ -1377,10 +1377,10 @@ static bool tma_ok(const float* X, long long s_r, long long s_c) {
 }
 }  // namespace fg
 
-// ---- operand preparation for the wgmma engine: the pre-split operand P as TF32 planes ----
-// hi = tf32(X) and, for 3xTF32, lo = tf32(X - hi), both rounded to nearest, into row-major planes of row
-// stride ld (a multiple of 4 floats: what the copy engine needs, whatever X's strides). Memory-bound and small
-// next to the GEMM: P is always an operand of batch rows (x or dz), never the weight.
+// ---- operand preparation for the wgmma engine: the operand P as k-major planes the copy engine reads ----
+// fp32: hi = tf32(X) and, for 3xTF32, lo = tf32(X - hi), both rounded to nearest; 16-bit types: X itself. Into
+// row-major planes of row stride ld (a multiple of 16 bytes: what the copy engine needs, whatever X's strides).
+// Memory-bound and small next to the GEMM: P is always an operand of batch rows (x or dz), never the weight.
 namespace fg {
 __device__ __forceinline__ void split_tf32(float v, float& hi, float& lo) {
   unsigned h = 0, l = 0;
@@ -1393,13 +1393,13 @@ __device__ __forceinline__ void split_tf32(float v, float& hi, float& lo) {
 }
 
 // plane(r, c) = X(r, c) = X[r*s0 + c*s1] for r < rows, c < cols.
-__global__ void __launch_bounds__(ROW_THREADS) split_rows_kernel(const float* __restrict__ X, long long s0, long long s1,
-                                                                 int rows, int cols, float* __restrict__ hi,
-                                                                 float* __restrict__ lo, int ld) {
+__global__ void __launch_bounds__(ROW_THREADS) split_rows_kernel(const elem_t* __restrict__ X, long long s0, long long s1,
+                                                                 int rows, int cols, elem_t* __restrict__ hi,
+                                                                 elem_t* __restrict__ lo, int ld) {
   const long long total = (long long)rows * cols;
   for (long long e = (long long)blockIdx.x * ROW_THREADS + threadIdx.x; e < total; e += (long long)gridDim.x * ROW_THREADS) {
     const long long r = e / cols, c = e % cols;
-    float h, l;
+    elem_t h, l;
     split_tf32(__ldg(X + r * s0 + c * s1), h, l);
     hi[r * ld + c] = h;
     if (lo) lo[r * ld + c] = l;
@@ -1407,36 +1407,37 @@ __global__ void __launch_bounds__(ROW_THREADS) split_rows_kernel(const float* __
 }
 
 // plane(c, r) = X(r, c): the transpose, through a 32 x 33 shared tile so that reads and writes are coalesced.
-__global__ void __launch_bounds__(ROW_THREADS) split_transpose_kernel(const float* __restrict__ X, long long s0,
+__global__ void __launch_bounds__(ROW_THREADS) split_transpose_kernel(const elem_t* __restrict__ X, long long s0,
                                                                       long long s1, int rows, int cols,
-                                                                      float* __restrict__ hi, float* __restrict__ lo,
+                                                                      elem_t* __restrict__ hi, elem_t* __restrict__ lo,
                                                                       int ld) {
-  __shared__ float tile[32][33];
+  __shared__ elem_t tile[32][33];
   const int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32, tx = threadIdx.x % 32, ty = threadIdx.x / 32;
   for (int i = ty; i < 32; i += ROW_THREADS / 32) {
     const int r = r0 + i, c = c0 + tx;
-    tile[i][tx] = r < rows && c < cols ? __ldg(X + (long long)r * s0 + (long long)c * s1) : 0.f;
+    tile[i][tx] = r < rows && c < cols ? __ldg(X + (long long)r * s0 + (long long)c * s1) : to_elem(0.f);
   }
   __syncthreads();
   for (int i = ty; i < 32; i += ROW_THREADS / 32) {
     const int c = c0 + i, r = r0 + tx;
     if (c >= cols || r >= rows) continue;
-    float h, l;
+    elem_t h, l;
     split_tf32(tile[tx][i], h, l);
     hi[(long long)c * ld + r] = h;
     if (lo) lo[(long long)c * ld + r] = l;
   }
 }
 
-static int round_up4(int v) { return (v + 3) / 4 * 4; }
+constexpr int LD_ALIGN = 16 / (int)sizeof(elem_t);  // elements in 16 bytes
+static int round_up_ld(int v) { return (v + LD_ALIGN - 1) / LD_ALIGN * LD_ALIGN; }
 
 // Planes of X (rows x cols) into scratch: hi, then lo (3xTF32). `transpose` lays out X^T (cols x rows).
-static const char* split_operand(const float* X, long long s0, long long s1, int rows, int cols, bool transpose,
-                                 bool split, float* scratch, float** hi, float** lo, int* ld, cudaStream_t s) {
-  *ld = round_up4(transpose ? rows : cols);
+static const char* split_operand(const elem_t* X, long long s0, long long s1, int rows, int cols, bool transpose,
+                                 bool split, float* scratch, elem_t** hi, elem_t** lo, int* ld, cudaStream_t s) {
+  *ld = round_up_ld(transpose ? rows : cols);
   const long long plane = (long long)*ld * (transpose ? cols : rows);
-  *hi = scratch;
-  *lo = split ? scratch + plane : nullptr;
+  *hi = reinterpret_cast<elem_t*>(scratch);
+  *lo = split ? *hi + plane : nullptr;
   if (transpose) {
     const dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32));
     if (grid.y > 65535) return "too many rows for the transposing split";
@@ -1449,9 +1450,9 @@ static const char* split_operand(const float* X, long long s0, long long s1, int
   return cudaGetLastError() == cudaSuccess ? nullptr : "split_operand launch failed";
 }
 
-// Floats of scratch that split_operand needs for an operand of rows x cols.
+// Floats of scratch that split_operand needs for an operand of rows x cols (a whole number of 16 bytes).
 static long long split_scratch(long long rows, long long cols, bool split) {
-  return (split ? 2 : 1) * (long long)round_up4((int)cols) * rows;
+  return ((split ? 2 : 1) * (long long)round_up_ld((int)cols) * rows * (long long)sizeof(elem_t) + 15) / 16 * 4;
 }
 }  // namespace fg
 
@@ -2010,7 +2011,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_forward_kernel(const 
 __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __grid_constant__ CUtensorMap p_hi,
                                                                         const __grid_constant__ CUtensorMap p_lo,
                                                                         const __grid_constant__ CUtensorMap r,
-                                                                        float* __restrict__ C, int rows, int cols,
+                                                                        elem_t* __restrict__ C, int rows, int cols,
                                                                         int reduce, SplitK sk) {
   extern __shared__ __align__(16) float smem[];
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
@@ -2259,13 +2260,13 @@ long long scratch_floats(int M, int N, int K) {
 
 // A wgmma GEMM over pre-split P and raw R (tensor maps built here, per call: they hold the pointers).
 template <bool R_K_FAST, typename Kernel, typename... Args>
-static const char* launch_wgmma(Kernel kernel, int slices, cudaStream_t s, const float* p_hi, const float* p_lo,
-                                int p_rows, int reduce, int p_ld, const float* r, long long r_rows, long long r_cols,
+static const char* launch_wgmma(Kernel kernel, int slices, cudaStream_t s, const elem_t* p_hi, const elem_t* p_lo,
+                                int p_rows, int reduce, int p_ld, const elem_t* r, long long r_rows, long long r_cols,
                                 long long r_ld, Args... args) {
   CUtensorMap maps[3];
   if (const char* err = tensor_map(&maps[0], p_hi, p_rows, reduce, p_ld, BM)) return err;
   if (const char* err = tensor_map(&maps[1], p_lo ? p_lo : p_hi, p_rows, reduce, p_ld, BM)) return err;
-  if (const char* err = tensor_map(&maps[2], r, r_rows, r_cols, r_ld, R_K_FAST ? BN : 32)) return err;
+  if (const char* err = tensor_map(&maps[2], r, r_rows, r_cols, r_ld, R_K_FAST ? BN : Wgmma::BK)) return err;
   return launch<Wgmma>(kernel, p_rows, R_K_FAST ? r_rows : r_cols, slices, s, maps[0], maps[1], maps[2], args...);
 }
 
@@ -2287,7 +2288,7 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
   const char* err = nullptr;
   switch (sc.engine) {
     case Engine::Wgmma: {
-      float *hi, *lo;
+      elem_t *hi, *lo;
       int ld;
       if (sc.split > 1) err = split_k(sc, 0, scratch + split_scratch(M, K, Wgmma::SPLIT), &sk);
       if (!err) err = split_operand(x, sx0, sx1, M, K, false, Wgmma::SPLIT, scratch, &hi, &lo, &ld, s);
@@ -2339,7 +2340,7 @@ const char* grad_input(const elem_t* dz, const elem_t* dz_lo, const elem_t* w, l
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   // dz (M, N) k-fast with row stride N; W (N, K) n-fast: its contiguous index is the output column k.
   if (sc.engine == Engine::Wgmma) {  // P = dz (M x N), R = W (N x K): dx (M x K)
-    float *hi, *lo;
+    elem_t *hi, *lo;
     int ld;
     SplitK sk;
     if (const char* err = split_k(sc, 1, scratch + split_scratch(M, N, Wgmma::SPLIT), &sk)) return err;
@@ -2372,7 +2373,7 @@ const char* grad_weight(const elem_t* dz, const elem_t* dz_lo, const elem_t* x, 
   }
   // dz^T (N, M) n-fast (its contiguous index is the output row n); x (M, K) k-fast along the output column.
   if (sc.engine == Engine::Wgmma) {  // P = dz^T (N x M), R = x (M x K): dW (N x K)
-    float *hi, *lo;
+    elem_t *hi, *lo;
     int ld;
     SplitK sk;
     if (const char* err = split_k(sc, 2, scratch + split_scratch(N, M, Wgmma::SPLIT), &sk)) return err;

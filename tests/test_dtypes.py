@@ -25,8 +25,10 @@ HALF = ("bfloat16", "float16")
 
 
 def _plans(dtype):
-    """The headline chain in both group strategies a half plan takes, and a row-reduction and a BatchNorm chain."""
+    """The headline chain in both group strategies a half plan takes (the fragment one on wgmma and on mma.sync),
+    and a row-reduction and a BatchNorm chain."""
     yield "fragment", fusegen.plan(fusegen.Spec(1024, 1024, 64, dtype=dtype), arch=(9, 0))
+    yield "fragment mma.sync", fusegen.plan(fusegen.Spec(1024, 1024, 64, dtype=dtype), arch=(8, 0))
     yield "tile_local", fusegen.plan(fusegen.Spec(1000, 400, 2, dtype=dtype), fixed_sizes=False)
     for name in ("row_gn_silu_sum_scale.py", "bn_relu.py"):
         spec = model_spec(MODELS / name)[0]
@@ -49,7 +51,7 @@ def test_half_kernels_compile_without_spills(dtype, tmp_path):
     for name, p in _plans(dtype):
         cu = tmp_path / "kernels.cu"
         cu.write_text(fusegen.render_cuda(p))
-        for arch in ARCHS:
+        for arch in ARCHS + (("-gencode=arch=compute_90a,code=sm_90a",) if p.wgmma else ()):  # (sm_90: stubs)
             r = subprocess.run([NVCC, arch, "-c", str(cu), "-o", str(tmp_path / "k.o"), "-Xptxas", "-v",
                                 *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                universal_newlines=True)
