@@ -19,6 +19,7 @@ from test_compile import ARCHS, NVCC, _ptxas_report
 
 import fusegen
 from fusegen.frontend import model_spec
+from fusegen.plan.engines import WGMMA_GENCODE
 
 MODELS = pathlib.Path(__file__).resolve().parent / "models"
 HALF = ("bfloat16", "float16")
@@ -39,10 +40,13 @@ def _plans(dtype):
 def test_half_plans(dtype):
     short = {"bfloat16": "bf16", "float16": "f16"}[dtype]
     for name, p in _plans(dtype):
-        assert p.mainloop == f"mma_{short}" and p.precision == short, name
+        engine = f"wgmma_{short}" if name == "fragment" else f"mma_{short}"  # (the one planned for sm_90)
+        assert p.mainloop == engine and p.precision == short, name
         assert p.exact_max_macs == p.exact_max_tile_macs == p.exact_dx_max_input == p.gemv_max_rows == 0, name
-        assert f"_{short}_" in p.module_name and p.kernel_uri.startswith(f"fg_{short}_mma_{short}_"), name
-        assert p.arch_flags == (), name  # sm_80 and newer: built for the GPU in hand
+        assert f"_{short}_" in p.module_name and p.kernel_uri.startswith(f"fg_{short}_{engine}_"), name
+        # mma.sync: sm_80 and newer, built for the GPU in hand; wgmma: sm_90a only, beside its mma.sync fallback
+        assert p.arch_flags == ((WGMMA_GENCODE,) if p.wgmma else ()), name
+        assert p.mma_tile.block_k == 64 and p.promote_every_k == (256 if p.wgmma else 64), name
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
@@ -109,8 +113,10 @@ def test_tuning_keys_the_16_bit_layers_by_their_type(tmp_path):
     from fusegen.tools.tune import candidates
 
     tiles = candidates("bf16", (9, 0))
-    assert tiles and all(isinstance(t, fusegen.MmaTile) and t.warp_n % 16 == 0 for t in tiles)
-    assert any(t.block_k == 64 for t in tiles)
+    mma = [t for t in tiles if isinstance(t, fusegen.MmaTile)]
+    assert mma and all(t.warp_n % 16 == 0 for t in mma) and any(t.block_k == 64 for t in mma)
+    assert any(isinstance(t, fusegen.WgmmaTile) for t in tiles)  # sm_90: the wgmma engine's tiles too
+    assert all(isinstance(t, fusegen.MmaTile) for t in candidates("bf16", (8, 0)))
     bf16 = fusegen.Spec(8192, 8192, 512, dtype="bfloat16")
     table = tmp_path / "tuning.json"
     tile = {"block_m": 128, "block_n": 128, "block_k": 64, "warps_m": 2, "warps_n": 4, "stages": 4}
