@@ -1,8 +1,8 @@
-"""bfloat16 and float16 modules on the GPU (issue 15's bar): the headline chain on each 16-bit engine (mma.sync;
-wgmma on an sm_90 GPU), model and input cast as the benchmark harness casts them (`.to(dtype)`). The output is allclose (1e-2) to the
-reference in the same dtype but for at most 1 in 10^5 outputs, each within 4 times the tolerance (in a layer of
-fewer than MIN_VALUES values whose reference is not itself well within that of fp64: no farther from fp64 than
-it), and the output and every gradient are no farther from fp64 than the reference in that dtype (ratio <= 1.5,
+"""bfloat16 and float16 modules on the GPU (issue 15's bar): the headline chain on each 16-bit engine (mma.sync; wgmma
+on an sm_90 GPU), model and input cast as the benchmark harness casts them (`.to(dtype)`). The output is allclose
+(1e-2) to the reference in the same dtype but for at most 1 in 10^5 outputs, each within 4 times the tolerance (in a
+layer of fewer than MIN_VALUES values whose reference is not itself well within that of fp64: no farther from fp64
+than it), and the output and every gradient are no farther from fp64 than the reference in that dtype (ratio <= 1.5,
 relative Frobenius error over at least MIN_VALUES values); outputs NaN-poisoned. Sizes from 1 to real use (a
 batch-1024 layer runs the main tile, batch <= 64 the narrow one, split-K where the tiles do not fill the GPU)."""
 import copy
