@@ -1025,17 +1025,8 @@ using Mma = MmaEngine<128, 2, 4, 32, 3>;
 using MmaNarrow = MmaEngine<32, 1, 4, 32, 3>;
 }  // namespace fg
 
-// ---- GEMM engine: sm_90a wgmma TF32 (3xtf32), TMA + mbarrier pipeline of 3 stages, warp-specialized ----
-// C(m, n) = sum_k P(m, k) * R(n, k), an output tile of BM rows (from P) x BN columns (from R):
-//  * P, the pre-split operand: row-major planes hi = tf32(P) and lo = tf32(P - hi) (split_operand kernels),
-//    k contiguous. It is wgmma's B operand ("N" = BM rows), read by the tensor cores from shared memory.
-//  * R, the raw operand: plain fp32 in either layout (k contiguous, or its column index contiguous). It is
-//    wgmma's A operand (M = 64 columns a consumer warpgroup) and reaches it through registers, where each
-//    consumer splits it itself (cvt.rna): the big operand (the weight) needs no extra pass over memory.
-// 3xTF32: R_lo*P_hi + R_hi*P_lo + R_hi*P_hi per k step, small products first; running sums promoted every PROMOTE_K.
-// One producer warpgroup (one thread issues bulk tensor copies, TMA) fills a ring of STAGES shared-memory
-// stages; consumer warpgroups wait on each stage's "full" mbarrier, multiply, and release it on its "empty"
-// one. The producer hands its registers to the consumers (setmaxnreg).
+// ---- the wgmma engines' common pieces (sm_90a): mbarriers, bulk tensor copies (TMA), wgmma's descriptor and
+// group fences; the engines (mainloop_wgmma_tf32, mainloop_wgmma_half) derive from it ----
 #include <cuda.h>  // CUtensorMap (a plain struct: no driver library needed to compile)
 #include <cudaTypedefs.h>
 
@@ -1045,41 +1036,7 @@ using MmaNarrow = MmaEngine<32, 1, 4, 32, 3>;
 #define FG_NO_WGMMA 1
 #endif
 namespace fg {
-struct Wgmma {
-  static constexpr bool SPLIT = true;
-  static constexpr int BK = 32;  // one 128-byte swizzle row of fp32 per stage and row
-  static constexpr int STAGES = 3;
-  static constexpr int CONSUMERS = BN / 64;  // consumer warpgroups, 64 output columns each
-  static constexpr int THREADS = 128 * (CONSUMERS + 1), EPI_THREADS = 128 * CONSUMERS;  // producer: the last
-  static constexpr int TILE_M = BM;  // output tile rows
-  static constexpr int ACC_M = BM / 4, ACC_N = 2;  // a thread's fragment: BM/4 rows x 2 columns
-  static constexpr int P_BYTES = BM * BK * 4, R_BYTES = BN * BK * 4;  // one stage of one plane
-  static constexpr int STAGE_BYTES = (SPLIT ? 2 : 1) * P_BYTES + R_BYTES;
-  // stages (1024-byte aligned: the swizzle pattern follows address bits), then full[] and empty[] barriers;
-  // 1024 bytes of slack to align the dynamic shared memory by hand
-  static constexpr int SMEM_FLOATS = (1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8) / 4;
-  static constexpr int PROMOTE_TILES = PROMOTE_K / BK;  // 0: the tensor cores accumulate over all of K
-  static constexpr int CONSUMER_REGS = 232, PRODUCER_REGS = 40;
-  static_assert(PROMOTE_TILES * BK == PROMOTE_K, "the k tile must divide the promotion interval");
-  static_assert(BN % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "64 or 128 columns a tile");
-  static_assert(BM % 8 == 0 && BM >= 8 && BM <= 256, "wgmma n must be a multiple of 8 up to 256");
-  static_assert(CONSUMERS * 128 * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536, "register file");
-  static constexpr int FORWARD_MIN_BLOCKS = 1;
-
-  // Consumer thread (warp w, lane 4g + t) holds, in wgmma's m64nBMk8 accumulator layout, columns
-  // 16 w + g + 8 j (j = 0, 1: wgmma's rows) and rows 8 (i / 2) + 2 t + i % 2 (wgmma's columns).
-  // Producer threads hold none: row() is past the tile.
-  static __device__ __forceinline__ int row(int i) {
-    return threadIdx.x < EPI_THREADS ? 8 * (i / 2) + 2 * (threadIdx.x % 4) + i % 2 : BM;
-  }
-  static __device__ __forceinline__ int col(int j) { return 16 * (threadIdx.x / 32) + (threadIdx.x % 32) / 4 + 8 * j; }
-  // The epilogue runs on the consumers only: a named barrier over their threads.
-  static __device__ __forceinline__ void sync() {
-#ifndef FG_NO_WGMMA
-    asm volatile("bar.sync 1, %0;\n" ::"n"(EPI_THREADS) : "memory");
-#endif
-  }
-
+struct WgmmaPipeline {
   static __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
   }
@@ -1121,7 +1078,6 @@ struct Wgmma {
 #endif
   }
 
-  // ---- wgmma ----
   // Shared-memory matrix descriptor of a K-major tile with 128-byte rows in the 128-byte swizzle: 8-row
   // groups 1024 bytes apart (stride byte offset 64 x 16); the leading offset is unused in this layout.
   static __device__ __forceinline__ unsigned long long descriptor(const void* tile) {
@@ -1143,6 +1099,71 @@ struct Wgmma {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(PENDING) : "memory");
 #endif
   }
+};
+
+// ---- host: the driver's tensor-map encoder (the copy engine's view of a matrix) ----
+// The driver's encoder, reached through the runtime (no link against libcuda).
+static PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  if (!encode) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) ==
+            cudaSuccess && found == cudaDriverEntryPointSuccess)
+      encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }
+  return encode;
+}
+
+}  // namespace fg
+
+// ---- GEMM engine: sm_90a wgmma TF32 (3xtf32), TMA + mbarrier pipeline of 3 stages, warp-specialized ----
+// C(m, n) = sum_k P(m, k) * R(n, k), an output tile of BM rows (from P) x BN columns (from R):
+//  * P, the pre-split operand: row-major planes hi = tf32(P) and lo = tf32(P - hi) (split_operand kernels),
+//    k contiguous. It is wgmma's B operand ("N" = BM rows), read by the tensor cores from shared memory.
+//  * R, the raw operand: plain fp32 in either layout (k contiguous, or its column index contiguous). It is
+//    wgmma's A operand (M = 64 columns a consumer warpgroup) and reaches it through registers, where each
+//    consumer splits it itself (cvt.rna): the big operand (the weight) needs no extra pass over memory.
+// 3xTF32: R_lo*P_hi + R_hi*P_lo + R_hi*P_hi per k step, small products first; running sums promoted every PROMOTE_K.
+// One producer warpgroup (one thread issues bulk tensor copies, TMA) fills a ring of STAGES shared-memory
+// stages; consumer warpgroups wait on each stage's "full" mbarrier, multiply, and release it on its "empty"
+// one. The producer hands its registers to the consumers (setmaxnreg).
+namespace fg {
+struct Wgmma : WgmmaPipeline {
+  static constexpr bool SPLIT = true;
+  static constexpr int BK = 32;  // one 128-byte swizzle row of fp32 per stage and row
+  static constexpr int STAGES = 3;
+  static constexpr int CONSUMERS = BN / 64;  // consumer warpgroups, 64 output columns each
+  static constexpr int THREADS = 128 * (CONSUMERS + 1), EPI_THREADS = 128 * CONSUMERS;  // producer: the last
+  static constexpr int TILE_M = BM;  // output tile rows
+  static constexpr int ACC_M = BM / 4, ACC_N = 2;  // a thread's fragment: BM/4 rows x 2 columns
+  static constexpr int P_BYTES = BM * BK * 4, R_BYTES = BN * BK * 4;  // one stage of one plane
+  static constexpr int STAGE_BYTES = (SPLIT ? 2 : 1) * P_BYTES + R_BYTES;
+  // stages (1024-byte aligned: the swizzle pattern follows address bits), then full[] and empty[] barriers;
+  // 1024 bytes of slack to align the dynamic shared memory by hand
+  static constexpr int SMEM_FLOATS = (1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8) / 4;
+  static constexpr int PROMOTE_TILES = PROMOTE_K / BK;  // 0: the tensor cores accumulate over all of K
+  static constexpr int CONSUMER_REGS = 232, PRODUCER_REGS = 40;
+  static_assert(PROMOTE_TILES * BK == PROMOTE_K, "the k tile must divide the promotion interval");
+  static_assert(BN % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "64 or 128 columns a tile");
+  static_assert(BM % 8 == 0 && BM >= 8 && BM <= 256, "wgmma n must be a multiple of 8 up to 256");
+  static_assert(CONSUMERS * 128 * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536, "register file");
+  static constexpr int FORWARD_MIN_BLOCKS = 1;
+
+  // Consumer thread (warp w, lane 4g + t) holds, in wgmma's m64nBMk8 accumulator layout, columns
+  // 16 w + g + 8 j (j = 0, 1: wgmma's rows) and rows 8 (i / 2) + 2 t + i % 2 (wgmma's columns).
+  // Producer threads hold none: row() is past the tile.
+  static __device__ __forceinline__ int row(int i) {
+    return threadIdx.x < EPI_THREADS ? 8 * (i / 2) + 2 * (threadIdx.x % 4) + i % 2 : BM;
+  }
+  static __device__ __forceinline__ int col(int j) { return 16 * (threadIdx.x / 32) + (threadIdx.x % 32) / 4 + 8 * j; }
+  // The epilogue runs on the consumers only: a named barrier over their threads.
+  static __device__ __forceinline__ void sync() {
+#ifndef FG_NO_WGMMA
+    asm volatile("bar.sync 1, %0;\n" ::"n"(EPI_THREADS) : "memory");
+#endif
+  }
+
   // acc += R(64 x 8, registers) * P(8 x BM, shared memory): wgmma.m64n128k8. The accumulator operands are
   // listed in wgmma's register order: d[4 c + 2 j + e] is row 8 c + 2 t + e, column j of this thread.
   // After a wait: ties every accumulator register to this point, so the compiler cannot move a read of acc
@@ -1341,20 +1362,7 @@ struct Wgmma {
   }
 };
 
-// ---- host: tensor maps (the copy engine's view of a matrix) ----
-// The driver's encoder, reached through the runtime (no link against libcuda).
-static PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-  if (!encode) {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) ==
-            cudaSuccess && found == cudaDriverEntryPointSuccess)
-      encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }
-  return encode;
-}
-
+// ---- host: tensor maps ----
 // A row-major fp32 matrix (rows x cols, row stride ld floats) read in boxes of box_rows x 32 columns, in the
 // 128-byte swizzle; reads outside the matrix fill zeros.
 static const char* tensor_map(CUtensorMap* map, const float* base, long long rows, long long cols, long long ld,

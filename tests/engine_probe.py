@@ -146,4 +146,5 @@ def wgmma_probe_source(element: str) -> str:
     assert p.wgmma_template == "wgmma_half", p.summary
     return "\n".join(["#include <cuda_runtime.h>", "#include <cstring>",
                       env.get_template("types.h.j2").render(plan=p), env.get_template("common.cuh.j2").render(plan=p),
+                      env.get_template("engines/wgmma_pipeline.cuh.j2").render(plan=p),
                       env.get_template("engines/mainloop_wgmma_half.cuh.j2").render(plan=p), WGMMA_PROBE])
