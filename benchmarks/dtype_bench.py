@@ -27,8 +27,9 @@ from kernel_times import step_kernel_times  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # kernel name -> which GEMM it runs (M, N, K of the layer: batch, hidden, input)
-GEMMS = {"linear_gn_forward_kernel": "forward", "wgmma_forward_kernel": "forward",
-         "grad_input_kernel": "dx", "grad_weight_kernel": "dw"}
+# kernel name -> (which GEMMs it runs in a step, how many); the wgmma engine runs dx and dw through one kernel
+GEMMS = {"linear_gn_forward_kernel": ("forward", 1), "wgmma_forward_kernel": ("forward", 1),
+         "grad_input_kernel": ("dx", 1), "grad_weight_kernel": ("dw", 1), "wgmma_store_kernel": ("dx and dw", 2)}
 
 
 def main():
@@ -46,7 +47,8 @@ def main():
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-dtypes-"))
     paths = {}
     for d in dtypes:
-        p = fusegen.plan(fusegen.Spec(input_size, hidden, groups, dtype=d), gpu=gpu)
+        p = fusegen.plan(fusegen.Spec(input_size, hidden, groups, dtype=d), gpu=gpu,
+                         arch=torch.cuda.get_device_capability(), batch=args.batch)
         paths[d] = write_module(p, workdir)
         print(f"{d}: {p.module_name}: {p.summary}")
     failed = _build_all(list(paths.values()), len(paths))
@@ -81,8 +83,8 @@ def main():
         xg = x.clone().requires_grad_()  # (x needs its gradient, as in time_layer's forward+backward)
         for key, (t, calls) in sorted(step_kernel_times(ours, xg, g, args.reps).items(), key=lambda kv: -kv[1][0]):
             gemm = next((v for name, v in GEMMS.items() if name in key), None)
-            rate = f"{flops / (t * 1e-6) / 1e12:8.0f}" if gemm else " " * 8
-            print(f"{t:9.1f} {calls:5.1f} {rate}  {(gemm + ': ') if gemm else ''}{key[:100]}")
+            rate = f"{flops * gemm[1] / (t * 1e-6) / 1e12:8.0f}" if gemm else " " * 8
+            print(f"{t:9.1f} {calls:5.1f} {rate}  {(gemm[0] + ': ') if gemm else ''}{key[:100]}")
     print(f"\n{gpu}, batch {m}, init {input_size},{hidden},{groups}; medians of {args.reps} x {args.inner} calls")
     print(f"{'dtype':<9} {'layer':<14} {'forward ms':>10} {'fwd+bwd ms':>10} {'out err vs fp64':>16}")
     for d, name, f, fb, err in table:

@@ -62,7 +62,7 @@ FUSEGEN_VERSION = "0.3.0"
 GROUP_STRATEGY = "fragment"
 PRECISION = "3xtf32"
 DTYPE = torch.float32  # what the input, the parameters, the output and the gradients hold
-MAINLOOP = "wgmma_tf32"  # the GEMM engine; wgmma_tf32 is built for sm_90a (H100/H200) only
+MAINLOOP = "wgmma_tf32"  # the GEMM engine; the wgmma ones are built for sm_90a (H100/H200) only
 # The buffers the binding allocates besides the output (the custom operators' fake implementations give their
 # shapes too):
 PARTIAL_SLOTS = 0
@@ -205,7 +205,7 @@ def _word(dtype):
 
 
 def _check_device(device):
-    if MAINLOOP == "wgmma_tf32" and tuple(torch.cuda.get_device_capability(device)) != (9, 0):
+    if MAINLOOP.startswith("wgmma") and tuple(torch.cuda.get_device_capability(device)) != (9, 0):
         raise RuntimeError(
             "this module's kernels use Hopper's wgmma (built for sm_90a: H100/H200); {} is sm_{}{}: render one for "
             "it with: {} --arch {}.{}".format(
@@ -539,7 +539,7 @@ struct SplitK {
 
 // Slices are whole promotion intervals (and k tiles of every engine), so every block runs the same
 // two-level summation as an unsplit one, over a shorter range.
-constexpr int SPLIT_GRAIN = 64;
+constexpr int SPLIT_GRAIN = PROMOTE_K > 64 ? PROMOTE_K : 64;  // (whole promotion intervals a slice)
 constexpr int MAX_SPLIT = 16;           // partial planes of one GEMM at most
 constexpr int SPLIT_COUNTERS = 4096;    // output tiles a split GEMM may have (per kind of GEMM)
 static_assert(PROMOTE_K == 0 || SPLIT_GRAIN % PROMOTE_K == 0, "a slice must hold whole promotion intervals");
@@ -1025,17 +1025,8 @@ using Mma = MmaEngine<128, 2, 4, 32, 3>;
 using MmaNarrow = MmaEngine<32, 1, 4, 32, 3>;
 }  // namespace fg
 
-// ---- GEMM engine: sm_90a wgmma TF32 (3xtf32), TMA + mbarrier pipeline of 3 stages, warp-specialized ----
-// C(m, n) = sum_k P(m, k) * R(n, k), an output tile of BM rows (from P) x BN columns (from R):
-//  * P, the pre-split operand: row-major planes hi = tf32(P) and lo = tf32(P - hi) (split_operand kernels),
-//    k contiguous. It is wgmma's B operand ("N" = BM rows), read by the tensor cores from shared memory.
-//  * R, the raw operand: plain fp32 in either layout (k contiguous, or its column index contiguous). It is
-//    wgmma's A operand (M = 64 columns a consumer warpgroup) and reaches it through registers, where each
-//    consumer splits it itself (cvt.rna): the big operand (the weight) needs no extra pass over memory.
-// 3xTF32: R_lo*P_hi + R_hi*P_lo + R_hi*P_hi per k step, small products first; running sums promoted every PROMOTE_K.
-// One producer warpgroup (one thread issues bulk tensor copies, TMA) fills a ring of STAGES shared-memory
-// stages; consumer warpgroups wait on each stage's "full" mbarrier, multiply, and release it on its "empty"
-// one. The producer hands its registers to the consumers (setmaxnreg).
+// ---- the wgmma engines' common pieces (sm_90a): mbarriers, bulk tensor copies (TMA), wgmma's descriptor and
+// group fences; the engines (mainloop_wgmma_tf32, mainloop_wgmma_half) derive from it ----
 #include <cuda.h>  // CUtensorMap (a plain struct: no driver library needed to compile)
 #include <cudaTypedefs.h>
 
@@ -1045,41 +1036,7 @@ using MmaNarrow = MmaEngine<32, 1, 4, 32, 3>;
 #define FG_NO_WGMMA 1
 #endif
 namespace fg {
-struct Wgmma {
-  static constexpr bool SPLIT = true;
-  static constexpr int BK = 32;  // one 128-byte swizzle row of fp32 per stage and row
-  static constexpr int STAGES = 3;
-  static constexpr int CONSUMERS = BN / 64;  // consumer warpgroups, 64 output columns each
-  static constexpr int THREADS = 128 * (CONSUMERS + 1), EPI_THREADS = 128 * CONSUMERS;  // producer: the last
-  static constexpr int TILE_M = BM;  // output tile rows
-  static constexpr int ACC_M = BM / 4, ACC_N = 2;  // a thread's fragment: BM/4 rows x 2 columns
-  static constexpr int P_BYTES = BM * BK * 4, R_BYTES = BN * BK * 4;  // one stage of one plane
-  static constexpr int STAGE_BYTES = (SPLIT ? 2 : 1) * P_BYTES + R_BYTES;
-  // stages (1024-byte aligned: the swizzle pattern follows address bits), then full[] and empty[] barriers;
-  // 1024 bytes of slack to align the dynamic shared memory by hand
-  static constexpr int SMEM_FLOATS = (1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8) / 4;
-  static constexpr int PROMOTE_TILES = PROMOTE_K / BK;  // 0: the tensor cores accumulate over all of K
-  static constexpr int CONSUMER_REGS = 232, PRODUCER_REGS = 40;
-  static_assert(PROMOTE_TILES * BK == PROMOTE_K, "the k tile must divide the promotion interval");
-  static_assert(BN % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "64 or 128 columns a tile");
-  static_assert(BM % 8 == 0 && BM >= 8 && BM <= 256, "wgmma n must be a multiple of 8 up to 256");
-  static_assert(CONSUMERS * 128 * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536, "register file");
-  static constexpr int FORWARD_MIN_BLOCKS = 1;
-
-  // Consumer thread (warp w, lane 4g + t) holds, in wgmma's m64nBMk8 accumulator layout, columns
-  // 16 w + g + 8 j (j = 0, 1: wgmma's rows) and rows 8 (i / 2) + 2 t + i % 2 (wgmma's columns).
-  // Producer threads hold none: row() is past the tile.
-  static __device__ __forceinline__ int row(int i) {
-    return threadIdx.x < EPI_THREADS ? 8 * (i / 2) + 2 * (threadIdx.x % 4) + i % 2 : BM;
-  }
-  static __device__ __forceinline__ int col(int j) { return 16 * (threadIdx.x / 32) + (threadIdx.x % 32) / 4 + 8 * j; }
-  // The epilogue runs on the consumers only: a named barrier over their threads.
-  static __device__ __forceinline__ void sync() {
-#ifndef FG_NO_WGMMA
-    asm volatile("bar.sync 1, %0;\n" ::"n"(EPI_THREADS) : "memory");
-#endif
-  }
-
+struct WgmmaPipeline {
   static __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
   }
@@ -1121,7 +1078,6 @@ struct Wgmma {
 #endif
   }
 
-  // ---- wgmma ----
   // Shared-memory matrix descriptor of a K-major tile with 128-byte rows in the 128-byte swizzle: 8-row
   // groups 1024 bytes apart (stride byte offset 64 x 16); the leading offset is unused in this layout.
   static __device__ __forceinline__ unsigned long long descriptor(const void* tile) {
@@ -1143,6 +1099,71 @@ struct Wgmma {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(PENDING) : "memory");
 #endif
   }
+};
+
+// ---- host: the driver's tensor-map encoder (the copy engine's view of a matrix) ----
+// The driver's encoder, reached through the runtime (no link against libcuda).
+static PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  if (!encode) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) ==
+            cudaSuccess && found == cudaDriverEntryPointSuccess)
+      encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }
+  return encode;
+}
+
+}  // namespace fg
+
+// ---- GEMM engine: sm_90a wgmma TF32 (3xtf32), TMA + mbarrier pipeline of 3 stages, warp-specialized ----
+// C(m, n) = sum_k P(m, k) * R(n, k), an output tile of BM rows (from P) x BN columns (from R):
+//  * P, the pre-split operand: row-major planes hi = tf32(P) and lo = tf32(P - hi) (split_operand kernels),
+//    k contiguous. It is wgmma's B operand ("N" = BM rows), read by the tensor cores from shared memory.
+//  * R, the raw operand: plain fp32 in either layout (k contiguous, or its column index contiguous). It is
+//    wgmma's A operand (M = 64 columns a consumer warpgroup) and reaches it through registers, where each
+//    consumer splits it itself (cvt.rna): the big operand (the weight) needs no extra pass over memory.
+// 3xTF32: R_lo*P_hi + R_hi*P_lo + R_hi*P_hi per k step, small products first; running sums promoted every PROMOTE_K.
+// One producer warpgroup (one thread issues bulk tensor copies, TMA) fills a ring of STAGES shared-memory
+// stages; consumer warpgroups wait on each stage's "full" mbarrier, multiply, and release it on its "empty"
+// one. The producer hands its registers to the consumers (setmaxnreg).
+namespace fg {
+struct Wgmma : WgmmaPipeline {
+  static constexpr bool SPLIT = true;
+  static constexpr int BK = 32;  // one 128-byte swizzle row of fp32 per stage and row
+  static constexpr int STAGES = 3;
+  static constexpr int CONSUMERS = BN / 64;  // consumer warpgroups, 64 output columns each
+  static constexpr int THREADS = 128 * (CONSUMERS + 1), EPI_THREADS = 128 * CONSUMERS;  // producer: the last
+  static constexpr int TILE_M = BM;  // output tile rows
+  static constexpr int ACC_M = BM / 4, ACC_N = 2;  // a thread's fragment: BM/4 rows x 2 columns
+  static constexpr int P_BYTES = BM * BK * 4, R_BYTES = BN * BK * 4;  // one stage of one plane
+  static constexpr int STAGE_BYTES = (SPLIT ? 2 : 1) * P_BYTES + R_BYTES;
+  // stages (1024-byte aligned: the swizzle pattern follows address bits), then full[] and empty[] barriers;
+  // 1024 bytes of slack to align the dynamic shared memory by hand
+  static constexpr int SMEM_FLOATS = (1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8) / 4;
+  static constexpr int PROMOTE_TILES = PROMOTE_K / BK;  // 0: the tensor cores accumulate over all of K
+  static constexpr int CONSUMER_REGS = 232, PRODUCER_REGS = 40;
+  static_assert(PROMOTE_TILES * BK == PROMOTE_K, "the k tile must divide the promotion interval");
+  static_assert(BN % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "64 or 128 columns a tile");
+  static_assert(BM % 8 == 0 && BM >= 8 && BM <= 256, "wgmma n must be a multiple of 8 up to 256");
+  static_assert(CONSUMERS * 128 * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536, "register file");
+  static constexpr int FORWARD_MIN_BLOCKS = 1;
+
+  // Consumer thread (warp w, lane 4g + t) holds, in wgmma's m64nBMk8 accumulator layout, columns
+  // 16 w + g + 8 j (j = 0, 1: wgmma's rows) and rows 8 (i / 2) + 2 t + i % 2 (wgmma's columns).
+  // Producer threads hold none: row() is past the tile.
+  static __device__ __forceinline__ int row(int i) {
+    return threadIdx.x < EPI_THREADS ? 8 * (i / 2) + 2 * (threadIdx.x % 4) + i % 2 : BM;
+  }
+  static __device__ __forceinline__ int col(int j) { return 16 * (threadIdx.x / 32) + (threadIdx.x % 32) / 4 + 8 * j; }
+  // The epilogue runs on the consumers only: a named barrier over their threads.
+  static __device__ __forceinline__ void sync() {
+#ifndef FG_NO_WGMMA
+    asm volatile("bar.sync 1, %0;\n" ::"n"(EPI_THREADS) : "memory");
+#endif
+  }
+
   // acc += R(64 x 8, registers) * P(8 x BM, shared memory): wgmma.m64n128k8. The accumulator operands are
   // listed in wgmma's register order: d[4 c + 2 j + e] is row 8 c + 2 t + e, column j of this thread.
   // After a wait: ties every accumulator register to this point, so the compiler cannot move a read of acc
@@ -1341,20 +1362,7 @@ struct Wgmma {
   }
 };
 
-// ---- host: tensor maps (the copy engine's view of a matrix) ----
-// The driver's encoder, reached through the runtime (no link against libcuda).
-static PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-  if (!encode) {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) ==
-            cudaSuccess && found == cudaDriverEntryPointSuccess)
-      encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }
-  return encode;
-}
-
+// ---- host: tensor maps ----
 // A row-major fp32 matrix (rows x cols, row stride ld floats) read in boxes of box_rows x 32 columns, in the
 // 128-byte swizzle; reads outside the matrix fill zeros.
 static const char* tensor_map(CUtensorMap* map, const float* base, long long rows, long long cols, long long ld,
@@ -1377,10 +1385,10 @@ static bool tma_ok(const float* X, long long s_r, long long s_c) {
 }
 }  // namespace fg
 
-// ---- operand preparation for the wgmma engine: the pre-split operand P as TF32 planes ----
-// hi = tf32(X) and, for 3xTF32, lo = tf32(X - hi), both rounded to nearest, into row-major planes of row
-// stride ld (a multiple of 4 floats: what the copy engine needs, whatever X's strides). Memory-bound and small
-// next to the GEMM: P is always an operand of batch rows (x or dz), never the weight.
+// ---- operand preparation for the wgmma engine: the operand P as k-major planes the copy engine reads ----
+// fp32: hi = tf32(X) and, for 3xTF32, lo = tf32(X - hi), both rounded to nearest; 16-bit types: X itself. Into
+// row-major planes of row stride ld (a multiple of 16 bytes: what the copy engine needs, whatever X's strides).
+// Memory-bound and small next to the GEMM: P is always an operand of batch rows (x or dz), never the weight.
 namespace fg {
 __device__ __forceinline__ void split_tf32(float v, float& hi, float& lo) {
   unsigned h = 0, l = 0;
@@ -1393,13 +1401,13 @@ __device__ __forceinline__ void split_tf32(float v, float& hi, float& lo) {
 }
 
 // plane(r, c) = X(r, c) = X[r*s0 + c*s1] for r < rows, c < cols.
-__global__ void __launch_bounds__(ROW_THREADS) split_rows_kernel(const float* __restrict__ X, long long s0, long long s1,
-                                                                 int rows, int cols, float* __restrict__ hi,
-                                                                 float* __restrict__ lo, int ld) {
+__global__ void __launch_bounds__(ROW_THREADS) split_rows_kernel(const elem_t* __restrict__ X, long long s0, long long s1,
+                                                                 int rows, int cols, elem_t* __restrict__ hi,
+                                                                 elem_t* __restrict__ lo, int ld) {
   const long long total = (long long)rows * cols;
   for (long long e = (long long)blockIdx.x * ROW_THREADS + threadIdx.x; e < total; e += (long long)gridDim.x * ROW_THREADS) {
     const long long r = e / cols, c = e % cols;
-    float h, l;
+    elem_t h, l;
     split_tf32(__ldg(X + r * s0 + c * s1), h, l);
     hi[r * ld + c] = h;
     if (lo) lo[r * ld + c] = l;
@@ -1407,36 +1415,37 @@ __global__ void __launch_bounds__(ROW_THREADS) split_rows_kernel(const float* __
 }
 
 // plane(c, r) = X(r, c): the transpose, through a 32 x 33 shared tile so that reads and writes are coalesced.
-__global__ void __launch_bounds__(ROW_THREADS) split_transpose_kernel(const float* __restrict__ X, long long s0,
+__global__ void __launch_bounds__(ROW_THREADS) split_transpose_kernel(const elem_t* __restrict__ X, long long s0,
                                                                       long long s1, int rows, int cols,
-                                                                      float* __restrict__ hi, float* __restrict__ lo,
+                                                                      elem_t* __restrict__ hi, elem_t* __restrict__ lo,
                                                                       int ld) {
-  __shared__ float tile[32][33];
+  __shared__ elem_t tile[32][33];
   const int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32, tx = threadIdx.x % 32, ty = threadIdx.x / 32;
   for (int i = ty; i < 32; i += ROW_THREADS / 32) {
     const int r = r0 + i, c = c0 + tx;
-    tile[i][tx] = r < rows && c < cols ? __ldg(X + (long long)r * s0 + (long long)c * s1) : 0.f;
+    tile[i][tx] = r < rows && c < cols ? __ldg(X + (long long)r * s0 + (long long)c * s1) : to_elem(0.f);
   }
   __syncthreads();
   for (int i = ty; i < 32; i += ROW_THREADS / 32) {
     const int c = c0 + i, r = r0 + tx;
     if (c >= cols || r >= rows) continue;
-    float h, l;
+    elem_t h, l;
     split_tf32(tile[tx][i], h, l);
     hi[(long long)c * ld + r] = h;
     if (lo) lo[(long long)c * ld + r] = l;
   }
 }
 
-static int round_up4(int v) { return (v + 3) / 4 * 4; }
+constexpr int LD_ALIGN = 16 / (int)sizeof(elem_t);  // elements in 16 bytes
+static int round_up_ld(int v) { return (v + LD_ALIGN - 1) / LD_ALIGN * LD_ALIGN; }
 
 // Planes of X (rows x cols) into scratch: hi, then lo (3xTF32). `transpose` lays out X^T (cols x rows).
-static const char* split_operand(const float* X, long long s0, long long s1, int rows, int cols, bool transpose,
-                                 bool split, float* scratch, float** hi, float** lo, int* ld, cudaStream_t s) {
-  *ld = round_up4(transpose ? rows : cols);
+static const char* split_operand(const elem_t* X, long long s0, long long s1, int rows, int cols, bool transpose,
+                                 bool split, float* scratch, elem_t** hi, elem_t** lo, int* ld, cudaStream_t s) {
+  *ld = round_up_ld(transpose ? rows : cols);
   const long long plane = (long long)*ld * (transpose ? cols : rows);
-  *hi = scratch;
-  *lo = split ? scratch + plane : nullptr;
+  *hi = reinterpret_cast<elem_t*>(scratch);
+  *lo = split ? *hi + plane : nullptr;
   if (transpose) {
     const dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32));
     if (grid.y > 65535) return "too many rows for the transposing split";
@@ -1449,9 +1458,9 @@ static const char* split_operand(const float* X, long long s0, long long s1, int
   return cudaGetLastError() == cudaSuccess ? nullptr : "split_operand launch failed";
 }
 
-// Floats of scratch that split_operand needs for an operand of rows x cols.
+// Floats of scratch that split_operand needs for an operand of rows x cols (a whole number of 16 bytes).
 static long long split_scratch(long long rows, long long cols, bool split) {
-  return (split ? 2 : 1) * (long long)round_up4((int)cols) * rows;
+  return ((split ? 2 : 1) * (long long)round_up_ld((int)cols) * rows * (long long)sizeof(elem_t) + 15) / 16 * 4;
 }
 }  // namespace fg
 
@@ -2010,7 +2019,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_forward_kernel(const 
 __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __grid_constant__ CUtensorMap p_hi,
                                                                         const __grid_constant__ CUtensorMap p_lo,
                                                                         const __grid_constant__ CUtensorMap r,
-                                                                        float* __restrict__ C, int rows, int cols,
+                                                                        elem_t* __restrict__ C, int rows, int cols,
                                                                         int reduce, SplitK sk) {
   extern __shared__ __align__(16) float smem[];
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
@@ -2259,13 +2268,13 @@ long long scratch_floats(int M, int N, int K) {
 
 // A wgmma GEMM over pre-split P and raw R (tensor maps built here, per call: they hold the pointers).
 template <bool R_K_FAST, typename Kernel, typename... Args>
-static const char* launch_wgmma(Kernel kernel, int slices, cudaStream_t s, const float* p_hi, const float* p_lo,
-                                int p_rows, int reduce, int p_ld, const float* r, long long r_rows, long long r_cols,
+static const char* launch_wgmma(Kernel kernel, int slices, cudaStream_t s, const elem_t* p_hi, const elem_t* p_lo,
+                                int p_rows, int reduce, int p_ld, const elem_t* r, long long r_rows, long long r_cols,
                                 long long r_ld, Args... args) {
   CUtensorMap maps[3];
   if (const char* err = tensor_map(&maps[0], p_hi, p_rows, reduce, p_ld, BM)) return err;
   if (const char* err = tensor_map(&maps[1], p_lo ? p_lo : p_hi, p_rows, reduce, p_ld, BM)) return err;
-  if (const char* err = tensor_map(&maps[2], r, r_rows, r_cols, r_ld, R_K_FAST ? BN : 32)) return err;
+  if (const char* err = tensor_map(&maps[2], r, r_rows, r_cols, r_ld, R_K_FAST ? BN : Wgmma::BK)) return err;
   return launch<Wgmma>(kernel, p_rows, R_K_FAST ? r_rows : r_cols, slices, s, maps[0], maps[1], maps[2], args...);
 }
 
@@ -2287,7 +2296,7 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
   const char* err = nullptr;
   switch (sc.engine) {
     case Engine::Wgmma: {
-      float *hi, *lo;
+      elem_t *hi, *lo;
       int ld;
       if (sc.split > 1) err = split_k(sc, 0, scratch + split_scratch(M, K, Wgmma::SPLIT), &sk);
       if (!err) err = split_operand(x, sx0, sx1, M, K, false, Wgmma::SPLIT, scratch, &hi, &lo, &ld, s);
@@ -2339,7 +2348,7 @@ const char* grad_input(const elem_t* dz, const elem_t* dz_lo, const elem_t* w, l
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   // dz (M, N) k-fast with row stride N; W (N, K) n-fast: its contiguous index is the output column k.
   if (sc.engine == Engine::Wgmma) {  // P = dz (M x N), R = W (N x K): dx (M x K)
-    float *hi, *lo;
+    elem_t *hi, *lo;
     int ld;
     SplitK sk;
     if (const char* err = split_k(sc, 1, scratch + split_scratch(M, N, Wgmma::SPLIT), &sk)) return err;
@@ -2372,7 +2381,7 @@ const char* grad_weight(const elem_t* dz, const elem_t* dz_lo, const elem_t* x, 
   }
   // dz^T (N, M) n-fast (its contiguous index is the output row n); x (M, K) k-fast along the output column.
   if (sc.engine == Engine::Wgmma) {  // P = dz^T (N x M), R = x (M x K): dW (N x K)
-    float *hi, *lo;
+    elem_t *hi, *lo;
     int ld;
     SplitK sk;
     if (const char* err = split_k(sc, 2, scratch + split_scratch(N, M, Wgmma::SPLIT), &sk)) return err;

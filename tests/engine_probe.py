@@ -87,3 +87,64 @@ torch::Tensor run(int64_t variant, torch::Tensor A, torch::Tensor B, int64_t M, 
   return C;
 }
 """
+
+
+WGMMA_PROBE = r"""
+namespace fg {
+// C (rows x cols, row-major fp32) = P R^T with P rows x K row-major and R cols x K row-major (R_K_FAST) or
+// K x cols row-major: the 16-bit wgmma engine's mainloop alone, its fragment stored through row() / col().
+template <bool R_K_FAST>
+__global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_probe(const __grid_constant__ CUtensorMap p,
+                                                                 const __grid_constant__ CUtensorMap r, float* C,
+                                                                 int rows, int cols, int K) {
+  extern __shared__ __align__(16) float smem[];
+  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const Wgmma::Ring q = Wgmma::ring(smem);
+  if (threadIdx.x >= Wgmma::EPI_THREADS) {
+    Wgmma::produce<R_K_FAST>(q, p, p, r, 0, K, m0, n0);
+  } else {
+    float acc[Wgmma::ACC_M][Wgmma::ACC_N];
+    Wgmma::consume<R_K_FAST>(q, acc, K);
+    for (int i = 0; i < Wgmma::ACC_M; ++i)
+      for (int j = 0; j < Wgmma::ACC_N; ++j) {
+        const int m = m0 + Wgmma::row(i), n = n0 + Wgmma::col(j);
+        if (m < rows && n < cols) C[(long long)m * cols + n] = acc[i][j];
+      }
+  }
+}
+
+template <bool R_K_FAST>
+static const char* wgmma_run(const elem_t* P, const elem_t* R, float* C, int rows, int cols, int K) {
+  CUtensorMap maps[2];
+  if (const char* err = tensor_map(&maps[0], P, rows, K, K, BM)) return err;
+  if (const char* err = R_K_FAST ? tensor_map(&maps[1], R, cols, K, K, BN) : tensor_map(&maps[1], R, K, cols, cols, Wgmma::BK))
+    return err;
+  const int bytes = Wgmma::SMEM_FLOATS * 4;
+  cudaError_t e = cudaFuncSetAttribute(wgmma_probe<R_K_FAST>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e != cudaSuccess) return cudaGetErrorString(e);
+  const dim3 grid((rows + BM - 1) / BM, (cols + BN - 1) / BN);
+  wgmma_probe<R_K_FAST><<<grid, Wgmma::THREADS, bytes>>>(maps[0], maps[1], C, rows, cols, K);
+  e = cudaGetLastError();
+  return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
+}
+}  // namespace fg
+
+// variant 0: R k-fast, 1: R column-fast
+const char* fg_probe_run(int variant, const void* A, const void* B, float* C, int M, int N, int K) {
+  const auto* P = static_cast<const fg::elem_t*>(A);
+  const auto* R = static_cast<const fg::elem_t*>(B);
+  return variant == 0 ? fg::wgmma_run<true>(P, R, C, M, N, K) : fg::wgmma_run<false>(P, R, C, M, N, K);
+}
+"""
+
+
+def wgmma_probe_source(element: str) -> str:
+    """The 16-bit wgmma engine's mainloop alone (sm_90a), with a plan's constants (BM = BN = 128, promotion
+    every 256), P k-major and R in either layout, through the same tensor maps the launchers build."""
+    env = _environment()
+    p = fusegen.plan(fusegen.Spec(1024, 1024, 32, dtype=element), arch=(9, 0))
+    assert p.wgmma_template == "wgmma_half", p.summary
+    return "\n".join(["#include <cuda_runtime.h>", "#include <cstring>",
+                      env.get_template("types.h.j2").render(plan=p), env.get_template("common.cuh.j2").render(plan=p),
+                      env.get_template("engines/wgmma_pipeline.cuh.j2").render(plan=p),
+                      env.get_template("engines/mainloop_wgmma_half.cuh.j2").render(plan=p), WGMMA_PROBE])

@@ -232,3 +232,22 @@ def test_half_engine_compiles_without_spills(element, tmp_path):
         report = _ptxas_report(r.stderr)
         assert len(report) >= 14, r.stderr[-2000:]  # 7 layouts x 2 tiles
         assert all(stores == 0 and loads == 0 for _, _, stores, loads in report), report
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH or /usr/local/cuda/bin/nvcc)")
+@pytest.mark.parametrize("element", ["bfloat16", "float16"])
+def test_wgmma_half_engine_compiles_without_spills(element, tmp_path):
+    """The 16-bit wgmma engine on its own (tests/engine_probe.py's wgmma probe, both layouts of R) for sm_90a;
+    tests/test_gpu_engines.py runs it."""
+    from engine_probe import wgmma_probe_source
+    from test_chains import TORCH_NVCC_FLAGS
+
+    cu = tmp_path / "probe.cu"
+    cu.write_text(wgmma_probe_source(element))
+    r = subprocess.run([NVCC, "-gencode=arch=compute_90a,code=sm_90a", "-c", str(cu), "-o", str(tmp_path / "p.o"),
+                        "-Xptxas", "-v", *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    assert r.returncode == 0, r.stderr[-4000:]
+    report = _ptxas_report(r.stderr)
+    assert len(report) >= 2, r.stderr[-2000:]
+    assert all(stores == 0 and loads == 0 for _, _, stores, loads in report), report

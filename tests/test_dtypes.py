@@ -19,14 +19,17 @@ from test_compile import ARCHS, NVCC, _ptxas_report
 
 import fusegen
 from fusegen.frontend import model_spec
+from fusegen.plan.engines import WGMMA_GENCODE
 
 MODELS = pathlib.Path(__file__).resolve().parent / "models"
 HALF = ("bfloat16", "float16")
 
 
 def _plans(dtype):
-    """The headline chain in both group strategies a half plan takes, and a row-reduction and a BatchNorm chain."""
+    """The headline chain in both group strategies a half plan takes (the fragment one on wgmma and on mma.sync),
+    and a row-reduction and a BatchNorm chain."""
     yield "fragment", fusegen.plan(fusegen.Spec(1024, 1024, 64, dtype=dtype), arch=(9, 0))
+    yield "fragment mma.sync", fusegen.plan(fusegen.Spec(1024, 1024, 64, dtype=dtype), arch=(8, 0))
     yield "tile_local", fusegen.plan(fusegen.Spec(1000, 400, 2, dtype=dtype), fixed_sizes=False)
     for name in ("row_gn_silu_sum_scale.py", "bn_relu.py"):
         spec = model_spec(MODELS / name)[0]
@@ -37,10 +40,13 @@ def _plans(dtype):
 def test_half_plans(dtype):
     short = {"bfloat16": "bf16", "float16": "f16"}[dtype]
     for name, p in _plans(dtype):
-        assert p.mainloop == f"mma_{short}" and p.precision == short, name
+        engine = f"wgmma_{short}" if name == "fragment" else f"mma_{short}"  # (the one planned for sm_90)
+        assert p.mainloop == engine and p.precision == short, name
         assert p.exact_max_macs == p.exact_max_tile_macs == p.exact_dx_max_input == p.gemv_max_rows == 0, name
-        assert f"_{short}_" in p.module_name and p.kernel_uri.startswith(f"fg_{short}_mma_{short}_"), name
-        assert p.arch_flags == (), name  # sm_80 and newer: built for the GPU in hand
+        assert f"_{short}_" in p.module_name and p.kernel_uri.startswith(f"fg_{short}_{engine}_"), name
+        # mma.sync: sm_80 and newer, built for the GPU in hand; wgmma: sm_90a only, beside its mma.sync fallback
+        assert p.arch_flags == ((WGMMA_GENCODE,) if p.wgmma else ()), name
+        assert p.mma_tile.block_k == 64 and p.promote_every_k == (256 if p.wgmma else 64), name
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
@@ -49,7 +55,7 @@ def test_half_kernels_compile_without_spills(dtype, tmp_path):
     for name, p in _plans(dtype):
         cu = tmp_path / "kernels.cu"
         cu.write_text(fusegen.render_cuda(p))
-        for arch in ARCHS:
+        for arch in ARCHS + (("-gencode=arch=compute_90a,code=sm_90a",) if p.wgmma else ()):  # (sm_90: stubs)
             r = subprocess.run([NVCC, arch, "-c", str(cu), "-o", str(tmp_path / "k.o"), "-Xptxas", "-v",
                                 *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                universal_newlines=True)
@@ -107,8 +113,10 @@ def test_tuning_keys_the_16_bit_layers_by_their_type(tmp_path):
     from fusegen.tools.tune import candidates
 
     tiles = candidates("bf16", (9, 0))
-    assert tiles and all(isinstance(t, fusegen.MmaTile) and t.warp_n % 16 == 0 for t in tiles)
-    assert any(t.block_k == 64 for t in tiles)
+    mma = [t for t in tiles if isinstance(t, fusegen.MmaTile)]
+    assert mma and all(t.warp_n % 16 == 0 for t in mma) and any(t.block_k == 64 for t in mma)
+    assert any(isinstance(t, fusegen.WgmmaTile) for t in tiles)  # sm_90: the wgmma engine's tiles too
+    assert all(isinstance(t, fusegen.MmaTile) for t in candidates("bf16", (8, 0)))
     bf16 = fusegen.Spec(8192, 8192, 512, dtype="bfloat16")
     table = tmp_path / "tuning.json"
     tile = {"block_m": 128, "block_n": 128, "block_k": 64, "warps_m": 2, "warps_n": 4, "stages": 4}

@@ -1,8 +1,8 @@
-"""bfloat16 and float16 modules on the GPU (issue 15's bar): the headline chain on the mma.sync m16n8k16 engine,
-model and input cast as the benchmark harness casts them (`.to(dtype)`). The output is allclose (1e-2) to the
-reference in the same dtype but for at most 1 in 10^5 outputs, each within 4 times the tolerance (in a layer of
-fewer than MIN_VALUES values whose reference is not itself well within that of fp64: no farther from fp64 than
-it), and the output and every gradient are no farther from fp64 than the reference in that dtype (ratio <= 1.5,
+"""bfloat16 and float16 modules on the GPU (issue 15's bar): the headline chain on each 16-bit engine (mma.sync; wgmma
+on an sm_90 GPU), model and input cast as the benchmark harness casts them (`.to(dtype)`). The output is allclose
+(1e-2) to the reference in the same dtype but for at most 1 in 10^5 outputs, each within 4 times the tolerance (in a
+layer of fewer than MIN_VALUES values whose reference is not itself well within that of fp64: no farther from fp64
+than it), and the output and every gradient are no farther from fp64 than the reference in that dtype (ratio <= 1.5,
 relative Frobenius error over at least MIN_VALUES values); outputs NaN-poisoned. Sizes from 1 to real use (a
 batch-1024 layer runs the main tile, batch <= 64 the narrow one, split-K where the tiles do not fill the GPU)."""
 import copy
@@ -23,14 +23,26 @@ SHAPES = [(1, 8, 8, 2), (3, 17, 24, 3), (37, 200, 160, 10), (64, 1000, 512, 1), 
           (16, 1024, 1024, 32), (1024, 1024, 1024, 32), (300, 512, 2048, 8), (512, 4096, 4096, 128)]
 
 
+# The engines a module's GEMMs may run on: mma.sync (planned for sm_80), and on an sm_90 GPU wgmma (its
+# small batches and unaligned operands still on mma.sync)
+ENGINES = {"mma": (8, 0), "wgmma": (9, 0)}
+
+
+def _engines():
+    on_sm90 = gpu_available() and torch.cuda.get_device_capability() == (9, 0)
+    return [e for e in ENGINES if e == "mma" or on_sm90]
+
+
 @pytest.fixture(scope="module")
 def built(request, tmp_path_factory):
-    """(dtype, shape) -> module file, all built in parallel first (one build per dtype and group width)."""
+    """(dtype, shape, engine) -> module file, all built in parallel first (one build per dtype, group width and
+    engine)."""
     out = tmp_path_factory.mktemp("dtypes")
     paths = {}
-    for dtype, shape in selected_params(request, ("dtype", "shape")):
+    for dtype, shape, engine in selected_params(request, ("dtype", "shape", "engine")):
         spec = fusegen.Spec(*shape[1:], dtype=dtype)
-        paths[dtype, shape] = fusegen.write_module(fusegen.plan(spec, fixed_sizes=False), out / dtype)
+        plan = fusegen.plan(spec, fixed_sizes=False, arch=ENGINES[engine])
+        paths[dtype, shape, engine] = fusegen.write_module(plan, out / dtype)
     prebuild(sorted(set(paths.values())))
     return paths
 
@@ -43,11 +55,12 @@ MIN_VALUES = 4096
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dist", ["normal", "uniform"])
-def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist, built):
+@pytest.mark.parametrize("engine", _engines())
+def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist, engine, built):
     batch, input_size, hidden, groups = shape
     torch_dtype = DTYPES[dtype]
     Model = reference_namespace()["Model"]
-    module = import_file(built[dtype, shape], poison=True)
+    module = import_file(built[dtype, shape, engine], poison=True)
     torch.manual_seed(0)
     ref = Model(input_size, hidden, groups).cuda().to(torch_dtype)
     torch.manual_seed(0)

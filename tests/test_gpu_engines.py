@@ -60,3 +60,37 @@ def test_half_engine_matches_fp64(element, engine, layout, dist):
         err = (c - ref).abs()
         worst = (err / bound).max().item()
         assert worst <= 1.0, f"{element} {ENGINES[engine]} {LAYOUTS[layout]} {dist} {(m, n, k)}: error {worst:.2f}x the bar"
+
+
+_WGMMA = {}
+
+
+@pytest.mark.skipif(not gpu_available() or torch.cuda.get_device_capability() != (9, 0),
+                    reason="needs an sm_90 GPU (wgmma) and nvcc")
+@pytest.mark.parametrize("element", sorted(DTYPES))
+@pytest.mark.parametrize("r_k_fast", [True, False], ids=["R-k-fast", "R-col-fast"])
+@pytest.mark.parametrize("dist", ["normal", "lognormal", "row_scales"])
+def test_wgmma_half_engine_matches_fp64(element, r_k_fast, dist):
+    """The 16-bit wgmma engine (tests/engine_probe.py's wgmma probe) against fp64, both layouts of R, sizes from
+    one row to several tiles and k tiles (K and the column-fast R's columns multiples of 8: the copy engine's
+    16-byte rows), the output NaN-filled first; the bar as the mma.sync engine's with promotion every 256."""
+    from torch.utils.cpp_extension import load_inline
+
+    from engine_probe import wgmma_probe_source
+
+    if element not in _WGMMA:
+        _WGMMA[element] = load_inline(f"fusegen_wgmma_probe_{element}", BINDING,
+                                      cuda_sources=wgmma_probe_source(element), functions=["run"],
+                                      extra_cuda_cflags=["-O3", "-gencode=arch=compute_90a,code=sm_90a"])
+    torch_dtype = DTYPES[element]
+    gen = torch.Generator().manual_seed(3 + r_k_fast)
+    for m, n, k in [(1, 8, 8), (37, 136, 1032), (129, 264, 200), (256, 256, 4096)]:
+        a = _draw((m, k), dist, gen).to(torch_dtype)
+        w = _draw((n, k), dist, gen).to(torch_dtype)
+        ref = a.double() @ w.double().t()
+        bound = 2.0 ** -24 * (k / 256 + 272) * (a.double().abs() @ w.double().abs().t()) + 1e-30
+        R = (w if r_k_fast else w.t()).contiguous().cuda()
+        c = _WGMMA[element].run(0 if r_k_fast else 1, a.contiguous().cuda(), R, m, n, k).double().cpu()
+        assert not c.isnan().any(), f"unwritten outputs at {(m, n, k)}"
+        worst = ((c - ref).abs() / bound).max().item()
+        assert worst <= 1.0, f"{element} wgmma R k-fast={r_k_fast} {dist} {(m, n, k)}: error {worst:.2f}x the bar"

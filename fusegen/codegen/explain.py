@@ -41,6 +41,10 @@ ENGINE_WORDS = {
                   "consumer warpgroups; the weight is split in registers, x / dz once per call into TF32 "
                   "planes); operands the copy engine cannot read run on the mma.sync engine",
     "mma_tf32": "`mma.sync` m16n8k8 (sm_80+), multi-stage cp.async pipeline",
+    "wgmma_bf16": "sm_90a `wgmma` k16 bf16 (TMA bulk copies into a ring of shared-memory stages, one producer "
+                  "warp, two consumer warpgroups; x / dz copied once per call into k-major planes); operands the "
+                  "copy engine cannot read run on the mma.sync engine",
+    "wgmma_f16": "sm_90a `wgmma` k16 f16, as the bf16 one",
     "mma_bf16": "`mma.sync` m16n8k16 bf16 (sm_80+), multi-stage cp.async pipeline",
     "mma_f16": "`mma.sync` m16n8k16 f16 (sm_80+), multi-stage cp.async pipeline",
     "simt_fp32": "SIMT FFMA (any GPU)",
@@ -202,6 +206,8 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
                 "bfloat16's: on par with eager forward, forward+backward 1.4x slower at 1024 x 8192 on the H200."}[
             plan.precision],
         "- GPUs: " + {"wgmma_tf32": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
+                      "wgmma_bf16": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
+                      "wgmma_f16": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
                       "mma_tf32": "sm_80 or newer.", "mma_bf16": "sm_80 or newer.", "mma_f16": "sm_80 or newer.",
                       "simt_fp32": "any CUDA GPU with 81 KB of shared memory a block (not sm_75)."}[plan.mainloop],
         "- Input: {0} CUDA (batch, {1}), any strides; {0} parameters on the same GPU.".format(plan.element.name,

@@ -269,10 +269,10 @@ class Plan:
         """Names of the launchers' schedule engines, in their enum's order: compensated SIMT, the main tile, the
         narrow tile, wgmma, the few-rows engines: forward, backward, grad_weight's outer product (names of engines
         the plan lacks are never reported)."""
-        mma = "mma_tf32" if self.mainloop == "wgmma_tf32" else self.mainloop
+        mma = self.mainloop.replace("wgmma", "mma") if self.wgmma else self.mainloop
         main = f"{mma} {self.mma_tile.name}" if self.mma_tile else f"{self.mainloop} {self.tile.name}"
         narrow = f"{mma} narrow {self.narrow_tile.name}" if self.narrow_tile else "(no narrow tile)"
-        wgmma = f"wgmma_tf32 {self.tile.name}" if self.mainloop == "wgmma_tf32" else "(no wgmma)"
+        wgmma = f"{self.mainloop} {self.tile.name}" if self.wgmma else "(no wgmma)"
         few = tuple(f"{name}_fp32 m{self.gemv_max_rows}" if self.gemv_max_rows else "(no few-rows engine)"
                     for name in ("gemv", "gemv_t", "outer"))
         return ("simt_fp32 compensated", main, narrow, wgmma) + few
@@ -286,7 +286,18 @@ class Plan:
     @property
     def arch_flags(self) -> tuple:
         """nvcc target flags the engine pins (empty: the build runtime picks the visible GPU's)."""
-        return (WGMMA_GENCODE,) if self.mainloop == "wgmma_tf32" else ()
+        return (WGMMA_GENCODE,) if self.wgmma else ()
+
+    @property
+    def wgmma(self) -> bool:
+        """The plan's main engine is Hopper's wgmma (built for sm_90a only)."""
+        return self.mainloop.startswith("wgmma")
+
+    @property
+    def wgmma_template(self) -> str:
+        """The wgmma engine's template (templates/engines/mainloop_<this>.cuh.j2): TF32 for fp32 operands, k16
+        for bf16 / fp16 ones; both give the same accumulator fragment."""
+        return "wgmma_tf32" if self.element == FLOAT32 else "wgmma_half"
 
 
 def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile, WgmmaTile] = None, gpu: str = None,
@@ -309,14 +320,14 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # products carry ~2^-23 relative error (the small parts' rounding) where an FFMA's are exact: measured, a
     # 3-channel layer (input 3001) missed allclose(1e-4) on 2 elements. Those layers stay on the FFMA engine.
     element = dtype(spec.dtype)
-    half = element != FLOAT32  # bf16 / fp16 operands: the mma.sync m16n8k16 engine (wgmma's comes later)
+    half = element != FLOAT32  # bf16 / fp16 operands: the m16n8k16 / k16 engines of their own type
     stages, gn_index, scalar_slots, chan_slots = plan_chain(spec)
     gw = spec.group_width if spec.has_group_norm else 1
     # (without a GroupNorm nothing amplifies the GEMM's rounding: tensor cores at any width; half-precision
     # operands are already rounded, and their products are exact in fp32)
     tensor_cores = half or spec.precision == TF32 or (spec.precision == TF32X3 and (gw >= TINY_GROUP or
                                                                                     not spec.has_group_norm))
-    allowed = (MmaTile,) if half else (MmaTile, WgmmaTile) if tensor_cores else (GemmTile,)
+    allowed = (MmaTile, WgmmaTile) if tensor_cores else (GemmTile,)
     if tile is not None and not isinstance(tile, allowed):
         raise TypeError(f"precision {spec.precision} runs on {' or '.join(c.__name__ for c in allowed)}s, "
                         f"got a {type(tile).__name__}")
@@ -327,16 +338,20 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         tile = tile if isinstance(tile, allowed) else None
         tuned_for = gpu if tile else ""
     if tile is None:
-        tile = HALF_TILE if half else (WgmmaTile() if arch is not None and tuple(arch) == WGMMA_ARCH else MmaTile()) \
-            if tensor_cores else GemmTile()
-    mainloop = f"mma_{element.short}" if half else ENGINES[type(tile)]
-    if isinstance(tile, WgmmaTile) and tile.smem_bytes(spec.precision != TF32) > tile.SMEM_LIMIT:
-        raise ValueError(f"tile {tile.name} needs {tile.smem_bytes(spec.precision != TF32)} bytes of shared memory "
+        sm90 = arch is not None and tuple(arch) == WGMMA_ARCH
+        tile = (WgmmaTile() if sm90 else HALF_TILE if half else MmaTile()) if tensor_cores else GemmTile()
+    mainloop = ENGINES[type(tile)]
+    if half:  # the engine of the operands' own type (a 16-bit stage is the fp32 engine's size in bytes)
+        mainloop = mainloop.replace("tf32", element.short)
+    split = spec.precision != TF32 and not half  # (the 3xTF32 wgmma engine stages two planes of its operand)
+    if isinstance(tile, WgmmaTile) and tile.smem_bytes(split) > tile.SMEM_LIMIT:
+        raise ValueError(f"tile {tile.name} needs {tile.smem_bytes(split)} bytes of shared memory "
                          f"in {spec.precision}, over the {tile.SMEM_LIMIT} a block can have: fewer stages")
     # Compensated small GEMMs always run on the SIMT engine, on the same output tile (one group strategy).
     simt_tile = tile if not tensor_cores else GemmTile(block_m=tile.block_m, block_n=tile.block_n)
     mma_tile = None if not tensor_cores else (tile if isinstance(tile, MmaTile) else
-                                              MmaTile(block_m=tile.block_m, block_n=tile.block_n))
+                                              MmaTile(block_m=tile.block_m, block_n=tile.block_n,
+                                                      block_k=HALF_TILE.block_k if half else MmaTile.block_k))
     # Small batches: 32-row tiles (two m16 mma rows a warp) of the same width and warp columns, so a row's
     # columns sit in the same lanes (the fragment GroupNorm fits both) and BN is shared by every engine.
     narrow_tile = None if not tensor_cores else MmaTile(block_m=NARROW_ROWS, block_n=mma_tile.block_n,
@@ -350,7 +365,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         strategy, pieces = COLS, 1
     elif gn_index < 0:
         strategy, pieces = NO_NORM, 1
-    elif tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and (mainloop != "wgmma_tf32" or gw <= 16):
+    elif tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and (not mainloop.startswith("wgmma") or gw <= 16):
         strategy, pieces = FRAGMENT, 1
     elif tile.block_n % gw == 0:
         strategy, pieces = TILE_LOCAL, 1
@@ -363,7 +378,8 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # as accurate as cuBLAS's split reductions, ~5% more instructions). For 3xTF32 it is what makes the result
     # fp32-accurate at all: the tensor cores' own long accumulation loses bits (h200_baselines: 2.6e-4 over all
     # of K=8192, 4.7e-5 promoted every 64). TF32's own rounding (~3e-4) dwarfs it: no totals, fewer registers.
-    promote = 0 if spec.precision == TF32 else 64
+    # The 16-bit wgmma engine waits for its products at each promotion: every 256 (four stages) keeps that rare.
+    promote = 0 if spec.precision == TF32 else 256 if half and isinstance(tile, WgmmaTile) else 64
     for t in (tile, mma_tile, narrow_tile):
         if promote and t is not None and promote % t.block_k:
             raise ValueError(f"block_k ({t.block_k}) must divide the promotion interval ({promote})")

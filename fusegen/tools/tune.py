@@ -27,7 +27,12 @@ def candidates(precision: str, arch=None):
         shapes = [(128, 128, 2, 4), (64, 128, 2, 4), (128, 64, 4, 2)]
         tiles = [MmaTile(block_m=bm, block_n=bn, block_k=bk, warps_m=wm, warps_n=wn, stages=st)
                  for bm, bn, wm, wn in shapes for bk, st in ((32, 3), (32, 4), (64, 3), (64, 4))]
-        return [t for t in tiles if t.warp_n % 16 == 0 and t.half_smem_bytes() <= SMEM_LIMIT]
+        tiles = [t for t in tiles if t.warp_n % 16 == 0 and t.half_smem_bytes() <= SMEM_LIMIT]
+        if arch is not None and tuple(arch) == WGMMA_ARCH:  # (a 16-bit stage is the fp32 one's size in bytes)
+            tiles += [WgmmaTile(block_m=bm, block_n=bn, stages=st) for bm, bn in ((128, 128), (64, 128), (128, 64))
+                      for st in (3, 4, 5, 6) if WgmmaTile(block_m=bm, block_n=bn, stages=st).smem_bytes(False)
+                      <= WgmmaTile.SMEM_LIMIT]
+        return tiles
     if arch is not None and tuple(arch) == WGMMA_ARCH:
         sizes = [(128, 128), (64, 128), (128, 64)] + ([(256, 64)] if precision == TF32 else [])
         tiles = [WgmmaTile(block_m=bm, block_n=bn, stages=st) for bm, bn in sizes for st in (3, 4, 5, 6, 8)]
