@@ -1387,7 +1387,8 @@ static bool tma_ok(const float* X, long long s_r, long long s_c) {
 
 // ---- operand preparation for the wgmma engine: the operand P as k-major planes the copy engine reads ----
 // fp32: hi = tf32(X) and, for 3xTF32, lo = tf32(X - hi), both rounded to nearest; 16-bit types: X itself. Into
-// row-major planes of row stride ld (a multiple of 16 bytes: what the copy engine needs, whatever X's strides).
+// row-major planes of row stride ld (a multiple of 16 bytes: what the copy engine needs, whatever X's strides);
+// 16-bit rows the copy engine can read as they are (tma_ok) are used in place, no copy.
 // Memory-bound and small next to the GEMM: P is always an operand of batch rows (x or dz), never the weight.
 namespace fg {
 __device__ __forceinline__ void split_tf32(float v, float& hi, float& lo) {

@@ -138,12 +138,18 @@ const char* fg_probe_run(int variant, const void* A, const void* B, float* C, in
 """
 
 
-def wgmma_probe_source(element: str) -> str:
-    """The 16-bit wgmma engine's mainloop alone (sm_90a), with a plan's constants (BM = BN = 128, promotion
-    every 256), P k-major and R in either layout, through the same tensor maps the launchers build."""
-    env = _environment()
-    p = fusegen.plan(fusegen.Spec(1024, 1024, 32, dtype=element), arch=(9, 0))
+def wgmma_probe_plan(element: str, block_m: int = 128):
+    """The plan whose constants the wgmma probe takes: a tile of block_m P rows x 128 R columns."""
+    p = fusegen.plan(fusegen.Spec(1024, 1024, 32, dtype=element), tile=fusegen.WgmmaTile(block_m=block_m))
     assert p.wgmma_template == "wgmma_half", p.summary
+    return p
+
+
+def wgmma_probe_source(element: str, block_m: int = 128) -> str:
+    """The 16-bit wgmma engine's mainloop alone (sm_90a), with a plan's constants (wgmma_probe_plan), P k-major
+    and R in either layout, through the same tensor maps the launchers build."""
+    env = _environment()
+    p = wgmma_probe_plan(element, block_m)
     return "\n".join(["#include <cuda_runtime.h>", "#include <cstring>",
                       env.get_template("types.h.j2").render(plan=p), env.get_template("common.cuh.j2").render(plan=p),
                       env.get_template("engines/wgmma_pipeline.cuh.j2").render(plan=p),

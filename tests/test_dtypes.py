@@ -46,7 +46,7 @@ def test_half_plans(dtype):
         assert f"_{short}_" in p.module_name and p.kernel_uri.startswith(f"fg_{short}_{engine}_"), name
         # mma.sync: sm_80 and newer, built for the GPU in hand; wgmma: sm_90a only, beside its mma.sync fallback
         assert p.arch_flags == ((WGMMA_GENCODE,) if p.wgmma else ()), name
-        assert p.mma_tile.block_k == 64 and p.promote_every_k == (256 if p.wgmma else 64), name
+        assert p.mma_tile.block_k == 64 and p.promote_every_k == (0 if p.wgmma else 64), name
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")

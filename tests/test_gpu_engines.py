@@ -70,27 +70,32 @@ _WGMMA = {}
 @pytest.mark.parametrize("element", sorted(DTYPES))
 @pytest.mark.parametrize("r_k_fast", [True, False], ids=["R-k-fast", "R-col-fast"])
 @pytest.mark.parametrize("dist", ["normal", "lognormal", "row_scales"])
-def test_wgmma_half_engine_matches_fp64(element, r_k_fast, dist):
+def test_wgmma_half_engine_matches_fp64(element, r_k_fast, dist, block_m=128):
     """The 16-bit wgmma engine (tests/engine_probe.py's wgmma probe) against fp64, both layouts of R, sizes from
     one row to several tiles and k tiles (K and the column-fast R's columns multiples of 8: the copy engine's
-    16-byte rows), the output NaN-filled first; the bar as the mma.sync engine's with promotion every 256."""
+    16-byte rows), the output NaN-filled first; tiles of 128 P rows (wgmma n128). The bar: the
+    tensor cores' accumulation, truncating at worst (2^-23 an addition), over each promotion interval (none:
+    all of k) and the totals' adds."""
     from torch.utils.cpp_extension import load_inline
 
-    from engine_probe import wgmma_probe_source
+    from engine_probe import wgmma_probe_plan, wgmma_probe_source
 
-    if element not in _WGMMA:
-        _WGMMA[element] = load_inline(f"fusegen_wgmma_probe_{element}", BINDING,
-                                      cuda_sources=wgmma_probe_source(element), functions=["run"],
-                                      extra_cuda_cflags=["-O3", "-gencode=arch=compute_90a,code=sm_90a"])
+    key = (element, block_m)
+    if key not in _WGMMA:
+        _WGMMA[key] = load_inline(f"fusegen_wgmma_probe_{element}_m{block_m}", BINDING,
+                                  cuda_sources=wgmma_probe_source(element, block_m), functions=["run"],
+                                  extra_cuda_cflags=["-O3", "-gencode=arch=compute_90a,code=sm_90a"])
+    promote = wgmma_probe_plan(element, block_m).promote_every_k
     torch_dtype = DTYPES[element]
     gen = torch.Generator().manual_seed(3 + r_k_fast)
     for m, n, k in [(1, 8, 8), (37, 136, 1032), (129, 264, 200), (256, 256, 4096)]:
         a = _draw((m, k), dist, gen).to(torch_dtype)
         w = _draw((n, k), dist, gen).to(torch_dtype)
         ref = a.double() @ w.double().t()
-        bound = 2.0 ** -24 * (k / 256 + 272) * (a.double().abs() @ w.double().abs().t()) + 1e-30
+        interval = promote or k
+        bound = 2.0 ** -23 * (k / interval + interval + 16) * (a.double().abs() @ w.double().abs().t()) + 1e-30
         R = (w if r_k_fast else w.t()).contiguous().cuda()
-        c = _WGMMA[element].run(0 if r_k_fast else 1, a.contiguous().cuda(), R, m, n, k).double().cpu()
+        c = _WGMMA[key].run(0 if r_k_fast else 1, a.contiguous().cuda(), R, m, n, k).double().cpu()
         assert not c.isnan().any(), f"unwritten outputs at {(m, n, k)}"
         worst = ((c - ref).abs() / bound).max().item()
-        assert worst <= 1.0, f"{element} wgmma R k-fast={r_k_fast} {dist} {(m, n, k)}: error {worst:.2f}x the bar"
+        assert worst <= 1.0, f"{element} wgmma m{block_m} R k-fast={r_k_fast} {dist} {(m, n, k)}: error {worst:.2f}x the bar"
