@@ -294,8 +294,8 @@ class Plan:
     @property
     def variant_key(self) -> tuple:
         """The structural choices that change the shape of the emitted CUDA (not just its constants)."""
-        return (self.precision, self.converts, self.mainloop, self.tile, self.mma_tile, self.narrow_tile, self.group_strategy,
-                self.fixed_sizes, self.chain_structure)
+        return (self.precision, self.mainloop, self.tile, self.mma_tile, self.narrow_tile, self.group_strategy,
+                self.fixed_sizes, self.chain_structure, self.converts)
 
     @property
     def arch_flags(self) -> tuple:
