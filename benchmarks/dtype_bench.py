@@ -4,7 +4,7 @@ fp64 for each; and fusegen's kernels one by one (torch.profiler), the GEMM kerne
 flops a launch of a whole GEMM, split-K parts summed per step).
 
     device: PYTHONPATH=. python3 benchmarks/dtype_bench.py [--dtypes bfloat16,float16] [--init 8192,8192,512]
-            [--batch 1024] [--compile]
+            [--batch 1024] [--compile] [--autocast]
 """
 import argparse
 import copy
@@ -32,6 +32,18 @@ GEMMS = {"linear_gn_forward_kernel": ("forward", 1), "wgmma_forward_kernel": ("f
          "grad_input_kernel": ("dx", 1), "grad_weight_kernel": ("dw", 1), "wgmma_store_kernel": ("dx and dw", 2)}
 
 
+class UnderAutocast(torch.nn.Module):
+    """model called under torch.autocast("cuda", dtype) (backward then runs outside it, as training runs it)."""
+
+    def __init__(self, model, dtype):
+        super().__init__()
+        self.model, self.dtype = model, dtype
+
+    def forward(self, x):
+        with torch.autocast("cuda", dtype=self.dtype):
+            return self.model(x)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtypes", default="bfloat16,float16")
@@ -40,6 +52,9 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--inner", type=int, default=5)
     ap.add_argument("--compile", action="store_true", help="also torch.compile (default mode) in each dtype")
+    ap.add_argument("--autocast", action="store_true",
+                    help="the float32 layer under torch.autocast(dtype) instead: fusegen's --autocast module, eager "
+                         "and torch.compile each called under it")
     args = ap.parse_args()
     input_size, hidden, groups = (int(v) for v in args.init.split(","))
     dtypes = args.dtypes.split(",")
@@ -47,7 +62,8 @@ def main():
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-dtypes-"))
     paths = {}
     for d in dtypes:
-        p = fusegen.plan(fusegen.Spec(input_size, hidden, groups, dtype=d), gpu=gpu,
+        spec = fusegen.Spec(input_size, hidden, groups, **({"autocast": d} if args.autocast else {"dtype": d}))
+        p = fusegen.plan(spec, gpu=gpu,
                          arch=torch.cuda.get_device_capability(), batch=args.batch)
         paths[d] = write_module(p, workdir)
         print(f"{d}: {p.module_name}: {p.summary}")
@@ -60,32 +76,35 @@ def main():
     for d in dtypes:
         dt = DTYPES[d]
         torch.manual_seed(0)
-        ours = _import(paths[d]).ModelNew(input_size, hidden, groups).cuda().to(dt)
+        tensors = torch.float32 if args.autocast else dt  # (autocast: float32 parameters and input)
+        ours = _import(paths[d]).ModelNew(input_size, hidden, groups).cuda().to(tensors)
         torch.manual_seed(0)
-        eager = ReferenceLayer(input_size, hidden, groups).cuda().to(dt)
+        eager = ReferenceLayer(input_size, hidden, groups).cuda().to(tensors)
         fp64 = copy.deepcopy(eager).double()
+        wrap = (lambda mod: UnderAutocast(mod, dt)) if args.autocast else (lambda mod: mod)
         gen = torch.Generator(device="cuda").manual_seed(1)
-        x = torch.randn(m, input_size, device="cuda", generator=gen).to(dt)
-        g = torch.randn(m, hidden, device="cuda", generator=gen).to(dt)
+        x = torch.randn(m, input_size, device="cuda", generator=gen).to(tensors)
+        models = {"fusegen": wrap(ours), "eager": wrap(eager)}
+        if args.compile:
+            models["torch.compile"] = torch.compile(wrap(copy.deepcopy(eager)))
         with torch.no_grad():
             truth = fp64(x.double())
-            errors = {"fusegen": rel_err(ours(x), truth), "eager": rel_err(eager(x), truth)}
-        models = {"fusegen": ours, "eager": eager}
-        if args.compile:
-            models["torch.compile"] = torch.compile(copy.deepcopy(eager))
-            with torch.no_grad():
-                errors["torch.compile"] = rel_err(models["torch.compile"](x), truth)
+            outs = {name: model(x) for name, model in models.items()}
+        errors = {name: rel_err(out, truth) for name, out in outs.items()}
+        g = torch.randn(m, hidden, device="cuda", generator=gen).to(outs["eager"].dtype)
         for name, model in models.items():
             f, fb = time_layer(model, x, g, args.reps, inner=args.inner)
             table.append((d, name, f, fb, errors[name]))
         print(f"\n{d} fusegen kernels per forward+backward step ({gpu}, batch {m}, {k} -> {n}):")
         print(f"{'us/step':>9} {'calls':>5} {'TFLOP/s':>8}  kernel")
         xg = x.clone().requires_grad_()  # (x needs its gradient, as in time_layer's forward+backward)
-        for key, (t, calls) in sorted(step_kernel_times(ours, xg, g, args.reps).items(), key=lambda kv: -kv[1][0]):
+        for key, (t, calls) in sorted(step_kernel_times(models["fusegen"], xg, g, args.reps).items(),
+                                      key=lambda kv: -kv[1][0]):
             gemm = next((v for name, v in GEMMS.items() if name in key), None)
             rate = f"{flops * gemm[1] / (t * 1e-6) / 1e12:8.0f}" if gemm else " " * 8
             print(f"{t:9.1f} {calls:5.1f} {rate}  {(gemm[0] + ': ') if gemm else ''}{key[:100]}")
-    print(f"\n{gpu}, batch {m}, init {input_size},{hidden},{groups}; medians of {args.reps} x {args.inner} calls")
+    under = "float32 layer under torch.autocast(dtype)" if args.autocast else "layer in dtype"
+    print(f"\n{gpu}, batch {m}, init {input_size},{hidden},{groups}, {under}; medians of {args.reps} x {args.inner} calls")
     print(f"{'dtype':<9} {'layer':<14} {'forward ms':>10} {'fwd+bwd ms':>10} {'out err vs fp64':>16}")
     for d, name, f, fb, err in table:
         print(f"{d:<9} {name:<14} {f:10.3f} {fb:10.3f} {err:16.2e}")

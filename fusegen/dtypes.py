@@ -36,6 +36,7 @@ FLOAT16 = DType("float16", "__half", "torch::kHalf", 2, short="f16", header="cud
                 from_float="__float2half_rn")
 DTYPES = {d.name: d for d in (FLOAT32, FLOAT64, BFLOAT16, FLOAT16)}
 ELEMENTS = (FLOAT32.name, BFLOAT16.name, FLOAT16.name)  # what a module's tensors may hold (Spec.dtype)
+AUTOCAST_TYPES = (BFLOAT16.name, FLOAT16.name)  # torch.autocast's CUDA types a float32 layer may run under
 
 
 def dtype(name: str) -> DType:

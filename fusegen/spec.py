@@ -4,7 +4,7 @@ and `interface` from a model file."""
 import dataclasses
 import math
 
-from .dtypes import ELEMENTS, FLOAT32, dtype as element_type
+from .dtypes import AUTOCAST_TYPES, ELEMENTS, FLOAT32, dtype as element_type
 from .ops import COLUMN, FULL, ROW, ROW_VALUE, op
 
 
@@ -70,12 +70,20 @@ class Spec:
     # multiply, so a bfloat16 or float16 spec leaves it at the default (its operands go to the tensor cores as
     # they are). (Out of the repr, which names and hashes modules: float32 modules keep their names.)
     dtype: str = dataclasses.field(default=FLOAT32.name, repr=False)
+    # The layer as it runs under torch.autocast("cuda", dtype=<this>) ("": without autocast): float32 tensors, the
+    # Linear on 16-bit operands of this type, each later op in the type autocast gives it (the ops' `autocast`).
+    autocast: str = dataclasses.field(default="", repr=False)
+
+    @property
+    def operand(self) -> str:
+        """The element type the GEMMs multiply: the tensors' own, or autocast's for the Linear."""
+        return self.autocast or self.dtype
 
     @property
     def arithmetic(self) -> str:
-        """How the GEMM multiplies: `precision` for a float32 layer, else its 16-bit type ("bf16", "f16"). The
+        """How the GEMM multiplies: `precision` for float32 operands, else their 16-bit type ("bf16", "f16"). The
         tuning table's key."""
-        return element_type(self.dtype).short or self.precision
+        return element_type(self.operand).short or self.precision
 
     def __post_init__(self):
         for field in ("hidden_size", "num_groups", "input_size"):  # hidden first: --input defaults to it
@@ -99,6 +107,19 @@ class Spec:
         if self.dtype != FLOAT32.name and self.precision != TF32X3:
             raise SpecError(f"precision ({self.precision}) chooses how float32 operands multiply; a {self.dtype} "
                             "layer's operands go to the tensor cores as they are: leave it out")
+        if self.autocast:
+            if self.autocast not in AUTOCAST_TYPES:
+                raise SpecError(f"autocast must be one of {', '.join(AUTOCAST_TYPES)}, got {self.autocast!r}")
+            if self.dtype != FLOAT32.name:
+                raise SpecError(f"autocast runs float32 layers on {self.autocast} operands; a {self.dtype} layer "
+                                "has no autocast: leave --autocast out")
+            if self.precision != TF32X3:
+                raise SpecError(f"precision ({self.precision}) chooses how float32 operands multiply; under autocast "
+                                f"the Linear multiplies {self.autocast} ones: leave it out")
+            for i, st in enumerate(self.chain):
+                if not op(st.kind).autocast:
+                    raise SpecError(f"stage {i} ({op(st.kind).title_of(st)}): what autocast makes of it is not "
+                                    "modelled yet; render the layer without --autocast")
         if self.eps <= 0:
             raise SpecError(f"eps must be positive, got {self.eps}")
         if self.stages:

@@ -56,8 +56,10 @@ const char* fg_probe_run(int variant, const void* A, const void* B, float* C, in
 
 def probe_plan(element: str):
     """The plan whose constants the engine is rendered with: a tensor-core plan (BN 128, promotion every 64),
-    the element swapped in (the planner refuses the half types until their modules exist)."""
-    return dataclasses.replace(fusegen.plan(fusegen.Spec(1024, 1024, 32), arch=(8, 0)), element=dtype(element))
+    the element swapped in (the engine's own tile: the 16-bit plans' k64 default is tested through the modules)."""
+    half = dtype(element)
+    return dataclasses.replace(fusegen.plan(fusegen.Spec(1024, 1024, 32), arch=(8, 0)), element=half, operand=half,
+                               output=half)
 
 
 def probe_source(element: str) -> str:

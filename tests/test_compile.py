@@ -97,7 +97,7 @@ if fusegen.plan(HEADLINE, gpu="NVIDIA H200") not in CASES:
 
 
 def test_variant_grid_covers_every_structure():
-    # variant_key: (precision, mainloop, tile, mma_tile, narrow_tile, strategy, fixed_sizes, chain structure)
+    # variant_key: (precision, mainloop, tile, mma_tile, narrow_tile, strategy, fixed_sizes, chain structure, converts)
     keys = {k[0] for k in REPRESENTATIVES}
     assert len(keys) >= 4, keys
     for precision in PRECISIONS:

@@ -66,23 +66,43 @@ def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist, engi
     torch.manual_seed(0)
     new = module.ModelNew(input_size, hidden, groups).cuda().to(torch_dtype)
     assert all(torch.equal(a, b) for a, b in zip(ref.state_dict().values(), new.state_dict().values()))
+    check_against_reference(new, ref, batch, input_size, dist, torch_dtype, dtype)
+
+
+def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, autocast=None):
+    """The bar of this file's docstring, ModelNew `new` against the reference `ref` (same weights) on input of
+    (batch, input_size) in in_dtype, each run under torch.autocast(autocast) when given (backward outside it, as
+    training runs it); errors against fp64 summed over draws to at least MIN_VALUES values."""
+    import contextlib
+
     ref64 = copy.deepcopy(ref).double()
     names = ["out", "grad x"] + [f"grad {n}" for n, _ in ref.named_parameters()]
     # per tensor: squared error of ours, of the reference, squared norm of fp64's
-    sq = {label: [0.0, 0.0, 0.0] for label in names}
-    gen = torch.Generator().manual_seed(batch * 7 + hidden)
-    for _ in range(min(16, -(-MIN_VALUES // (batch * hidden)))):
-        x = draw_input((batch, input_size), dist, gen).to(torch_dtype).cuda()
-        g = draw_input((batch, hidden), "normal", gen).to(torch_dtype).cuda()
-        results = {}
-        for name, model, xin, gin in (("new", new, x, g), ("ref", ref, x, g), ("fp64", ref64, x.double(), g.double())):
+    sq = {name: [0.0, 0.0, 0.0] for name in names}
+    gen = torch.Generator().manual_seed(batch * 7 + input_size)
+    cast = (lambda: torch.autocast("cuda", dtype=autocast)) if autocast else contextlib.nullcontext
+    values = 0
+    for _ in range(16):
+        if values >= MIN_VALUES:
+            break
+        x = draw_input((batch, input_size), dist, gen).to(in_dtype).cuda()
+        results, g = {}, None
+        for name, model, xin, mode in (("ref", ref, x, cast), ("new", new, x, cast),
+                                       ("fp64", ref64, x.double(), contextlib.nullcontext)):
             xr = xin.clone().requires_grad_()
-            out = model(xr)
-            out.backward(gin)
+            with mode():
+                out = model(xr)
+            if g is None:  # the reference's output type and shape: the gradient every model gets
+                g = draw_input(tuple(out.shape), "normal", gen).to(out.dtype).cuda()
+            out.backward(g.to(out.dtype))
             results[name] = [out.detach(), xr.grad] + [p.grad for p in model.parameters()]
             model.zero_grad(set_to_none=True)
         new_t, ref_t, truth = results["new"], results["ref"], results["fp64"]
-        assert new_t[0].dtype == torch_dtype and new_t[0].shape == ref_t[0].shape
+        values += truth[0].numel()
+        assert new_t[0].dtype == ref_t[0].dtype and new_t[0].shape == ref_t[0].shape, \
+            f"{label}: output {new_t[0].dtype} {tuple(new_t[0].shape)}, the reference's {ref_t[0].dtype} " \
+            f"{tuple(ref_t[0].shape)}"
+        assert all(a.dtype == b.dtype for a, b in zip(new_t[1:], ref_t[1:])), f"{label}: gradient types differ"
         assert not any(t.isnan().any() for t in new_t), "NaN in an output or gradient (unwritten, or computed)"
         # The harness's rule, allclose to the reference in its dtype, on all but a few outputs: a GEMM that is not
         # cuBLAS's bit for bit rounds about 1 in 2000 of the Linear's outputs to the other bf16 neighbour, and the
@@ -90,21 +110,21 @@ def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist, engi
         # 1 output in 10^6 at real sizes: benchmarks/harness_allclose.py; torch.compile misses too, more rarely).
         # In a layer of a few values whose reference is not itself well within the tolerance of fp64 (half of it),
         # no farther from fp64 than that reference instead, elementwise.
-        if batch * hidden >= MIN_VALUES or torch.allclose(ref_t[0].double(), truth[0], atol=5e-3, rtol=5e-3):
+        if new_t[0].numel() >= MIN_VALUES or torch.allclose(ref_t[0].double(), truth[0], atol=5e-3, rtol=5e-3):
             tol = 1e-2 + 1e-2 * ref_t[0].double().abs()
             diff = (new_t[0].double() - ref_t[0].double()).abs()
             misses = int((diff > tol).sum())
             assert misses <= 1e-5 * diff.numel() and (diff <= 4 * tol).all(), \
-                f"{misses} outputs differ from the {dtype} reference by more than allclose(1e-2) allows, at most " \
-                f"{(diff / tol).max().item():.3g} times it"
+                f"{label}: {misses} outputs differ from the reference by more than allclose(1e-2) allows, at " \
+                f"most {(diff / tol).max().item():.3g} times it"
         else:
             ours, theirs = ((t.double() - truth[0]).abs().max().item() for t in (new_t[0], ref_t[0]))
-            assert ours <= 1.5 * theirs, f"output {ours:.3g} from fp64, the {dtype} reference (itself not within " \
-                                         f"5e-3 of fp64) {theirs:.3g}"
-        for label, a, b, t in zip(names, new_t, ref_t, truth):
-            sq[label][0] += (a.double() - t).square().sum().item()
-            sq[label][1] += (b.double() - t).square().sum().item()
-            sq[label][2] += t.square().sum().item()
-    for label, (ours, theirs, norm) in sq.items():
+            assert ours <= 1.5 * theirs, f"{label}: output {ours:.3g} from fp64, the reference (itself not " \
+                                         f"within 5e-3 of fp64) {theirs:.3g}"
+        for name, a, b, t in zip(names, new_t, ref_t, truth):
+            sq[name][0] += (a.double() - t).square().sum().item()
+            sq[name][1] += (b.double() - t).square().sum().item()
+            sq[name][2] += t.square().sum().item()
+    for name, (ours, theirs, norm) in sq.items():
         ours, theirs = (v ** 0.5 / max(norm ** 0.5, 1e-300) for v in (ours, theirs))
-        assert ours <= 1.5 * theirs + 1e-6, f"{label}: {ours:.3g} from fp64, the {dtype} reference {theirs:.3g}"
+        assert ours <= 1.5 * theirs + 1e-6, f"{label} {name}: {ours:.3g} from fp64, the reference {theirs:.3g}"

@@ -160,9 +160,11 @@ def render_command(p: Plan) -> str:
             cmd += f" --precision {s.precision}"
         if s.dtype != FLOAT32.name:
             cmd += f" --dtype {s.dtype}"
+        if s.autocast:
+            cmd += f" --autocast {s.autocast}"
         if p.tuned_for:
             cmd += f' --gpu "{p.tuned_for}"'
-        elif p.mainloop == "wgmma_tf32":
+        elif p.wgmma:
             cmd += " --arch 9.0"
         return cmd
     cmd = f"fusegen render --input {s.input_size} --hidden {s.hidden_size} --groups {s.num_groups}"
@@ -174,11 +176,13 @@ def render_command(p: Plan) -> str:
         cmd += f" --precision {s.precision}"
     if s.dtype != FLOAT32.name:
         cmd += f" --dtype {s.dtype}"
+    if s.autocast:
+        cmd += f" --autocast {s.autocast}"
     if not p.fixed_sizes:
         cmd += " --dynamic-sizes"
     if p.tuned_for:
         cmd += f' --gpu "{p.tuned_for}"'
-    elif p.mainloop == "wgmma_tf32":
+    elif p.wgmma:
         cmd += " --arch 9.0"
 
     return cmd

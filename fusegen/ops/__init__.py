@@ -18,11 +18,11 @@ with ops/op.py; this package's face assembles the registry, OPS, in a fixed orde
 from .batch_norm import BATCH_NORM
 from .elementwise import ELEMENTWISE_OPS
 from .group_norm import GROUP_NORM
-from .op import COLUMN, ELEMENTWISE, FULL, GROUP, ROW, ROW_VALUE, Op
+from .op import COLUMN, ELEMENTWISE, FP32, FULL, GROUP, PROMOTES, ROW, ROW_VALUE, SAME, Op
 from .rows import LOG_SOFTMAX, REDUCTIONS, ROW_COMBINE, ROW_REDUCE, SOFTMAX
 
 __all__ = ["Op", "OPS", "op", "chain_title", "ELEMENTWISE", "GROUP", "ROW", "COLUMN", "FULL", "ROW_VALUE",
-           "REDUCTIONS"]
+           "REDUCTIONS", "SAME", "FP32", "PROMOTES"]
 
 OPS = {o.kind: o for o in (GROUP_NORM, *ELEMENTWISE_OPS, SOFTMAX, LOG_SOFTMAX, ROW_REDUCE, BATCH_NORM, ROW_COMBINE)}
 

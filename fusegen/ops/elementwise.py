@@ -1,5 +1,5 @@
 """The element-wise ops (templates/ops/stage_<kind>.cuh.j2, a struct with `fwd` and `bwd`), in registry order."""
-from .op import FULL, Op
+from .op import FULL, PROMOTES, SAME, Op
 
 _SIGNS = {"mul": "*", "div": "/", "add": "+", "sub": "-"}
 
@@ -17,25 +17,27 @@ def _scalar_title(s):
 
 ELEMENTWISE_OPS = (
     Op("leaky_relu", "LeakyReLU", "lrelu", "nn.LeakyReLU, F.leaky_relu", scalars=("negative_slope",),
-       kinks=lambda s: ((0.0, s.param("negative_slope"), 1.0),)),
-    Op("relu", "ReLU", "relu", "nn.ReLU, F.relu, torch.relu, x.relu()", kinks=lambda s: ((0.0, 0.0, 1.0),)),
+       kinks=lambda s: ((0.0, s.param("negative_slope"), 1.0),), autocast=SAME),
+    Op("relu", "ReLU", "relu", "nn.ReLU, F.relu, torch.relu, x.relu()", kinks=lambda s: ((0.0, 0.0, 1.0),),
+       autocast=SAME),
     Op("gelu", "GELU", "gelu", "nn.GELU, F.gelu (approximate 'none' or 'tanh')", choices=("approximate",),
-       describe=lambda s: "GELU (tanh)" if s.param("approximate") == "tanh" else "GELU"),
-    Op("silu", "SiLU", "silu", "nn.SiLU, F.silu, x * torch.sigmoid(x)"),
-    Op("sigmoid", "Sigmoid", "sigm", "nn.Sigmoid, torch.sigmoid, F.sigmoid, x.sigmoid()"),
-    Op("tanh", "Tanh", "tanh", "nn.Tanh, torch.tanh, x.tanh()"),
-    Op("mish", "Mish", "mish", "nn.Mish, F.mish"),
+       describe=lambda s: "GELU (tanh)" if s.param("approximate") == "tanh" else "GELU", autocast=SAME),
+    Op("silu", "SiLU", "silu", "nn.SiLU, F.silu, x * torch.sigmoid(x)", autocast=SAME),
+    Op("sigmoid", "Sigmoid", "sigm", "nn.Sigmoid, torch.sigmoid, F.sigmoid, x.sigmoid()", autocast=SAME),
+    Op("tanh", "Tanh", "tanh", "nn.Tanh, torch.tanh, x.tanh()", autocast=SAME),
+    Op("mish", "Mish", "mish", "nn.Mish, F.mish", autocast=SAME),
     Op("hardtanh", "Hardtanh", "htanh", "nn.Hardtanh, nn.ReLU6, F.hardtanh, F.relu6", scalars=("min_val", "max_val"),
-       kinks=lambda s: _bounds(s.param("min_val"), s.param("max_val"))),
+       kinks=lambda s: _bounds(s.param("min_val"), s.param("max_val")), autocast=SAME),
     Op("clamp", "clamp", "clamp",
        "torch.clamp, torch.clip, x.clamp(), x.clamp_min(), x.clamp_max() (constant bounds)", scalars=("min", "max"),
-       kinks=lambda s: _bounds(s.param("min"), s.param("max"))),
-    Op("add_self", "x + x", "x2", "x + x, torch.add(x, x), x.add(x)"),
+       kinks=lambda s: _bounds(s.param("min"), s.param("max")), autocast=SAME),
+    Op("add_self", "x + x", "x2", "x + x, torch.add(x, x), x.add(x)", autocast=SAME),
     Op("scalar", "scalar", "s",
        "x * c, x / c, x + c, x - c, c - x, -x, torch.mul/div/add/sub, x.mul()/div()/add()/sub() (a constant c)",
-       scalars=("value",), choices=("op",), describe=_scalar_title),
+       scalars=("value",), choices=("op",), describe=_scalar_title, autocast=SAME),
     Op("channel", "per-channel", "c", "x * p, x / p, x + p, x - p (p an nn.Parameter of shape (hidden,) or (1, hidden))",
-       takes=FULL, choices=("op",), describe=lambda s: f"x {_SIGNS[s.param('op')]} {s.param('param')}"),
+       takes=FULL, choices=("op",), describe=lambda s: f"x {_SIGNS[s.param('op')]} {s.param('param')}",
+       autocast=PROMOTES),
     Op("residual", "residual add", "res", "x + y (y an earlier value of the chain, e.g. the Linear's output)",
-       takes=FULL),
+       takes=FULL, autocast=SAME),
 )

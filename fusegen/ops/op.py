@@ -6,6 +6,9 @@ GROUP = "group"  # a reduction over a group of channels of a row (GroupNorm)
 ROW = "row"  # a reduction over the whole row (the hidden features): softmax, logsumexp, sum, max...
 COLUMN = "column"  # a reduction over the batch, one per channel (BatchNorm1d)
 
+# Under torch.autocast (Op.autocast): the op runs in its input's type, in float32, or promotes to float32.
+SAME, FP32, PROMOTES = "same", "fp32", "promotes"
+
 # The shape of a chain value: the (batch, hidden) tensor, or one value a row ((batch, 1) or (batch,)).
 FULL, ROW_VALUE = "full", "row"
 
@@ -31,6 +34,11 @@ class Op:
     # epilogue is fp32 throughout), and what a reduction's state and statistics accumulate in.
     compute: str = "float32"
     accumulate: str = ""  # reductions: their state's type
+    # What torch.autocast("cuda") makes of it, for a float32 layer whose Linear ran in 16 bits: SAME (runs in its
+    # input's type, its value rounded to it), FP32 (on autocast's float32 list: its input cast up, its value
+    # float32) or PROMOTES (a float32 tensor operand: type promotion makes its value float32); "": not
+    # modelled, such a layer renders without autocast.
+    autocast: str = ""
 
     def title_of(self, stage) -> str:
         return self.describe(stage) if self.describe else self.title

@@ -1,6 +1,6 @@
 """Reductions over the row (templates/ops/reduce_<kind>.cuh.j2): softmax, log_softmax, a reduction to one value
 a row (row_reduce), and a row value against the tensor (row_combine, an element-wise stage_ template)."""
-from .op import FULL, ROW, ROW_VALUE, Op
+from .op import FP32, FULL, ROW, ROW_VALUE, Op
 
 # Row reductions to one value, torch's words for them.
 REDUCTIONS = ("sum", "mean", "max", "min", "amax", "amin", "logsumexp")
@@ -15,10 +15,10 @@ _COMBINE = {"add": "x + r", "sub": "x - r", "rsub": "r - x", "mul": "x * r", "di
 
 SOFTMAX = Op("softmax", "softmax", "smax",
              "nn.Softmax(dim=1), F.softmax, torch.softmax, x.softmax() (over the features)",
-             reduces=ROW, accumulate="float64", takes=FULL, makes=FULL)
+             reduces=ROW, accumulate="float64", takes=FULL, makes=FULL, autocast=FP32)
 LOG_SOFTMAX = Op("log_softmax", "log_softmax", "lsmax",
                  "nn.LogSoftmax(dim=1), F.log_softmax, torch.log_softmax, x.log_softmax() (over the features)",
-                 reduces=ROW, accumulate="float64", takes=FULL, makes=FULL)
+                 reduces=ROW, accumulate="float64", takes=FULL, makes=FULL, autocast=FP32)
 ROW_REDUCE = Op("row_reduce", "row reduction", "rred",
                 "x.sum/mean/amax/amin/logsumexp(dim=1), torch.sum/mean/amax/amin/logsumexp, x.max/min(dim=1) "
                 "(.values or [0]), keepdim or not (over the features; again over the size-1 dim: an identity)",

@@ -2,7 +2,7 @@
 slots; with row or column reductions its role in their kernels, its places in the per-row statistics and sums)."""
 import dataclasses
 
-from ..ops import COLUMN, GROUP, ROW, ROW_VALUE, op
+from ..ops import COLUMN, GROUP, ROW, ROW_VALUE, SAME, op
 from ..spec import Spec, SpecError
 
 ROW_STATS = 2  # doubles each row reduction keeps per row for backward (its state, finished)
@@ -35,6 +35,9 @@ class StagePlan:
     # StageArgs::chan[chan], its bias chan[chan + 1].
     group_width: int = 0
     group_lanes: int = 0
+    # The device function that rounds its value as the reference holds it: as_elem (the tensors' type), or as_op
+    # (the Linear's operand type: under autocast, until an op turns the chain float32; autocast_values)
+    rounds: str = dataclasses.field(default="as_elem", repr=False)  # (autocast modules' names say so)
 
     @property
     def row_stats(self) -> int:
@@ -91,6 +94,17 @@ def _row_tail(roles, i) -> tuple:
     return tuple(tail)
 
 
+def autocast_values(spec: Spec) -> tuple:
+    """Per chain value (0: the Linear's output), whether it is held in the operand type: under autocast, the
+    Linear's output and each later value until an op on autocast's float32 list or a float32 tensor operand
+    (Op.autocast) turns the chain float32; without autocast none (the operand type is the tensors' own)."""
+    held, half = [], bool(spec.autocast)
+    for s in (None,) + tuple(spec.chain):
+        half = half and (s is None or op(s.kind).autocast == SAME)
+        held.append(half)
+    return tuple(held)
+
+
 def plan_chain(spec: Spec):
     """(stages, gn_index, scalar_slots, chan_slots): the chain's element-wise stages (with a row reduction, every
     stage) with their argument slots, the GroupNorm's position (-1: none), and what fills the slots
@@ -131,7 +145,7 @@ def plan_chain(spec: Spec):
                 gw = spec.group_width
                 extra.update(group_width=gw, group_lanes=row_team(spec) if gw >= 32 else min(32, _next_pow2(gw)))
         stage = StagePlan(s.kind, i, tuple((n, s.param(n)) for n in op(s.kind).choices), tuple(scalars), chan, src,
-                          **extra)
+                          rounds="as_op" if autocast_values(spec)[i + 1] else "as_elem", **extra)
         if stage.row_stats:
             stage, n_stats = dataclasses.replace(stage, stats_at=n_stats), n_stats + stage.row_stats
         if stage.row_sums:

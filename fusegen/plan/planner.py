@@ -8,7 +8,7 @@ from ..dtypes import FLOAT32, DType, dtype
 from ..ops import FULL, op
 from ..spec import TF32, TF32X3, Spec, SpecError
 from .engines import ENGINES, WGMMA_ARCH, WGMMA_GENCODE, GemmTile, MmaTile, WgmmaTile
-from .epilogue import _next_pow2, _row_tail, plan_chain, row_team
+from .epilogue import _next_pow2, _row_tail, autocast_values, plan_chain, row_team
 from .tuning import lookup
 
 # GroupNorm strategies, cheapest first.
@@ -89,6 +89,18 @@ class Plan:
     element: DType = FLOAT32
     compute: DType = FLOAT32
     statistics: DType = dtype("float64")
+    # op_t and out_t: what the GEMMs multiply (x and W as the engines read them, dz) and what the output holds
+    # (and its gradient). Both the element type but under autocast: the Linear's 16-bit type, and the output's
+    # type as autocast leaves the chain (float32 after an op on its float32 list).
+    # (out of the repr, which names and hashes modules: the modules from before autocast keep their names; an
+    # autocast module's name says so)
+    operand: DType = dataclasses.field(default=FLOAT32, repr=False)
+    output: DType = dataclasses.field(default=FLOAT32, repr=False)
+
+    @property
+    def converts(self) -> bool:
+        """x and W are converted to the operand type (into scratch planes) before the GEMMs read them: autocast."""
+        return self.operand != self.element
 
     @property
     def group_width(self) -> int:
@@ -101,13 +113,13 @@ class Plan:
         3xTF32 work is mostly padding (measured: 1 x 8192 x 8192 forward 142 us on it vs cuBLAS's GEMV 95 us);
         so do the backward GEMMs of this many rows, and grad_weight of this many batch rows (an outer product,
         bound by writing dW: 134 us on wgmma at 1 x 8192 x 8192). Tensor-core plans; 0: none."""
-        return GEMV_ROWS if self.narrow_tile and self.element == FLOAT32 else 0  # (they read fp32 operands)
+        return GEMV_ROWS if self.narrow_tile and self.operand == FLOAT32 else 0  # (they read fp32 operands)
 
     @property
     def mma_template(self) -> str:
         """The mma.sync engine's template (templates/engines/mainloop_<this>.cuh.j2): TF32 for fp32 operands,
         m16n8k16 for bf16 / fp16 ones; both give the same accumulator fragment, so the epilogues are shared."""
-        return "mma_tf32" if self.element == FLOAT32 else "mma_half"
+        return "mma_tf32" if self.operand == FLOAT32 else "mma_half"
 
     @property
     def simt_forward_blocks(self) -> int:
@@ -251,7 +263,8 @@ class Plan:
                     ROWS: f"rows{self.row_team}", COLS: "cols"}[self.group_strategy]
         chain = "" if self.is_headline_chain else \
             f"_{self.chain_name}_{hashlib.sha256(repr(self.chain_structure).encode()).hexdigest()[:6]}"
-        return (f"fg_{self.precision}_{self.mainloop}_{self.tile.name}p{self.promote_every_k}_gw{self.group_width}"
+        autocast = "ac" if self.converts else ""  # (float32 tensors, 16-bit operands: their own kernels)
+        return (f"fg_{autocast}{self.precision}_{self.mainloop}_{self.tile.name}p{self.promote_every_k}_gw{self.group_width}"
                 f"_{strategy}{chain}{sizes}")
 
     @property
@@ -259,7 +272,8 @@ class Plan:
         """Name of the generated Python module: the spec in words plus a hash over everything rendered."""
         s = self.spec
         digest = hashlib.sha256(repr(self).encode()).hexdigest()[:8]
-        kind = f"_{self.element.short}" if self.element.short else ""  # (float32: names from before dtypes)
+        # (float32: names from before dtypes; autocast: "ac" and its type)
+        kind = f"_ac{self.operand.short}" if self.converts else f"_{self.element.short}" if self.element.short else ""
         if not s.stages:
             return f"lin_gn_lrelu2_i{s.input_size}_h{s.hidden_size}_g{s.num_groups}{kind}_{digest}"
         return f"{self.chain_name}_i{s.input_size}_h{s.hidden_size}_g{s.num_groups}{kind}_{digest}"
@@ -281,7 +295,7 @@ class Plan:
     def variant_key(self) -> tuple:
         """The structural choices that change the shape of the emitted CUDA (not just its constants)."""
         return (self.precision, self.mainloop, self.tile, self.mma_tile, self.narrow_tile, self.group_strategy,
-                self.fixed_sizes, self.chain_structure)
+                self.fixed_sizes, self.chain_structure, self.converts)
 
     @property
     def arch_flags(self) -> tuple:
@@ -297,7 +311,7 @@ class Plan:
     def wgmma_template(self) -> str:
         """The wgmma engine's template (templates/engines/mainloop_<this>.cuh.j2): TF32 for fp32 operands, k16
         for bf16 / fp16 ones; both give the same accumulator fragment."""
-        return "wgmma_tf32" if self.element == FLOAT32 else "wgmma_half"
+        return "wgmma_tf32" if self.operand == FLOAT32 else "wgmma_half"
 
 
 def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile, WgmmaTile] = None, gpu: str = None,
@@ -319,8 +333,8 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # 1/sqrt(eps) and single elements can only match the fp32 reference if z is as exact as its own. 3xTF32's
     # products carry ~2^-23 relative error (the small parts' rounding) where an FFMA's are exact: measured, a
     # 3-channel layer (input 3001) missed allclose(1e-4) on 2 elements. Those layers stay on the FFMA engine.
-    element = dtype(spec.dtype)
-    half = element != FLOAT32  # bf16 / fp16 operands: the m16n8k16 / k16 engines of their own type
+    element, operand = dtype(spec.dtype), dtype(spec.operand)
+    half = operand != FLOAT32  # bf16 / fp16 operands: the m16n8k16 / k16 engines of their own type
     stages, gn_index, scalar_slots, chan_slots = plan_chain(spec)
     gw = spec.group_width if spec.has_group_norm else 1
     # (without a GroupNorm nothing amplifies the GEMM's rounding: tensor cores at any width; half-precision
@@ -342,7 +356,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         tile = (WgmmaTile() if sm90 else HALF_TILE if half else MmaTile()) if tensor_cores else GemmTile()
     mainloop = ENGINES[type(tile)]
     if half:  # the engine of the operands' own type (a 16-bit stage is the fp32 engine's size in bytes)
-        mainloop = mainloop.replace("tf32", element.short)
+        mainloop = mainloop.replace("tf32", operand.short)
     split = spec.precision != TF32 and not half  # (the 3xTF32 wgmma engine stages two planes of its operand)
     if isinstance(tile, WgmmaTile) and tile.smem_bytes(split) > tile.SMEM_LIMIT:
         raise ValueError(f"tile {tile.name} needs {tile.smem_bytes(split)} bytes of shared memory "
@@ -408,4 +422,5 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
                 lanes_per_group=min(32, _next_pow2(gw)), pieces_per_group=pieces,
                 fixed_sizes=fixed_sizes, fusegen_version=__version__, stages=stages, gn_index=gn_index,
                 scalar_slots=scalar_slots, chan_slots=chan_slots, tuned_for=tuned_for,
-                element=element, compute=dtype(computes.pop()), statistics=dtype(accumulates.pop()))
+                element=element, compute=dtype(computes.pop()), statistics=dtype(accumulates.pop()), operand=operand,
+                output=operand if autocast_values(spec)[-1] else element)

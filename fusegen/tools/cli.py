@@ -10,12 +10,15 @@ import shutil
 import sys
 
 from ..codegen import write_module
-from ..dtypes import ELEMENTS, FLOAT32
+from ..dtypes import AUTOCAST_TYPES, ELEMENTS, FLOAT32
 from ..plan import plan
 from ..spec import FP32, PRECISIONS, TF32X3, Spec, SpecError
 
 DTYPE_HELP = ("what the layer's tensors hold: float32 (default), bfloat16 or float16 (input, parameters, output "
               "and gradients; the epilogue computes in fp32 either way)")
+AUTOCAST_HELP = ("the float32 layer as it runs under torch.autocast(\"cuda\", dtype=...): bfloat16 or float16 operands "
+                 "for the Linear, each later op in the type autocast gives it; the module runs under that autocast "
+                 "only (default: without)")
 PRECISION_HELP = ("how the GEMMs multiply. 3xtf32 (default on sm_80+): tensor cores with each fp32 operand split "
                   "into two TF32 parts, fp32-accurate (passes allclose 1e-4 against the fp32 reference). tf32: "
                   "tensor cores on TF32-rounded operands, ~3x faster still but ~3e-4 relative error: FAILS "
@@ -82,6 +85,7 @@ def _add_layer_args(p, tuning_only=False):
     p.add_argument("--dtype", choices=ELEMENTS, default=FLOAT32.name, help=DTYPE_HELP)
     if tuning_only:
         return
+    p.add_argument("--autocast", choices=AUTOCAST_TYPES, default="", help=AUTOCAST_HELP)
     p.add_argument("--eps", type=float, default=1e-5, help="GroupNorm eps default baked into the module")
     p.add_argument("--negative-slope", type=float, default=0.01, help="LeakyReLU slope default")
     p.add_argument("--dynamic-sizes", action="store_true",
@@ -149,6 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     from_model.add_argument("--out", default="generated", help="output directory (default: generated)")
     from_model.add_argument("--precision", choices=PRECISIONS, default=None, help=PRECISION_HELP)
     from_model.add_argument("--dtype", choices=ELEMENTS, default=FLOAT32.name, help=DTYPE_HELP)
+    from_model.add_argument("--autocast", choices=AUTOCAST_TYPES, default="", help=AUTOCAST_HELP)
     from_model.add_argument("--dynamic-sizes", action="store_true", help="as for render")
     from_model.add_argument("--gpu", default=None, help="as for render")
     from_model.add_argument("--arch", default=None, type=_arch, help="as for render")
@@ -171,7 +176,8 @@ def _spec(args, command):
     try:
         extra = dict(eps=args.eps, negative_slope=args.negative_slope) if hasattr(args, "eps") else {}
         return Spec(input_size=args.hidden if args.input is None else args.input, hidden_size=args.hidden,
-                    num_groups=args.groups, precision=_precision(args), dtype=args.dtype, **extra)
+                    num_groups=args.groups, precision=_precision(args), dtype=args.dtype,
+                    autocast=getattr(args, "autocast", ""), **extra)
     except SpecError as e:
         print(f"fusegen {command}: {e}", file=sys.stderr)
         return None
@@ -280,7 +286,7 @@ def from_model(args) -> int:
     from ..frontend import ModelError, model_spec
     try:
         spec, chain = model_spec(args.model_file, precision=_precision(args))
-        spec = dataclasses.replace(spec, dtype=args.dtype)
+        spec = dataclasses.replace(spec, dtype=args.dtype, autocast=args.autocast)
         p = _plan(args, spec)
     except (ModelError, SpecError) as e:
         print(f"fusegen from-model: {e}", file=sys.stderr)
