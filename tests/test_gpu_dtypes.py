@@ -113,10 +113,21 @@ def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, 
         if new_t[0].numel() >= MIN_VALUES or torch.allclose(ref_t[0].double(), truth[0], atol=5e-3, rtol=5e-3):
             tol = 1e-2 + 1e-2 * ref_t[0].double().abs()
             diff = (new_t[0].double() - ref_t[0].double()).abs()
-            misses = int((diff > tol).sum())
-            assert misses <= 1e-5 * diff.numel() and (diff <= 4 * tol).all(), \
+            # Where the reference is itself off fp64 by over half the tolerance (groups of a few channels whose
+            # variance is near 0 amplify the Linear's rounding up to 1/sqrt(eps): no two GEMMs agree there), ours
+            # must instead be no farther from fp64 than twice the reference's distance plus the tolerance.
+            theirs = (ref_t[0].double() - truth[0]).abs()
+            unsure = theirs > 0.5 * tol
+            misses = int(((diff > tol) & ~unsure).sum())
+            assert misses <= 1e-5 * diff.numel() and (diff[~unsure] <= 4 * tol[~unsure]).all(), \
                 f"{label}: {misses} outputs differ from the reference by more than allclose(1e-2) allows, at " \
-                f"most {(diff / tol).max().item():.3g} times it"
+                f"most {(diff[~unsure] / tol[~unsure]).max().item():.3g} times it"
+            ours = (new_t[0].double() - truth[0]).abs()[unsure]
+            assert (ours <= 2 * theirs[unsure] + tol[unsure]).all(), \
+                f"{label}: where the reference is off fp64 ({int(unsure.sum())} outputs) ours is farther"
+            if unsure.any():
+                print(f"{label}: {int(unsure.sum())} outputs where the reference is off fp64 by over half the "
+                      f"tolerance; {int((diff > tol)[unsure].sum())} of them past allclose to it")
         else:
             ours, theirs = ((t.double() - truth[0]).abs().max().item() for t in (new_t[0], ref_t[0]))
             assert ours <= 1.5 * theirs, f"{label}: output {ours:.3g} from fp64, the reference (itself not " \
