@@ -1,6 +1,7 @@
 """bfloat16 and float16 modules on the GPU (issue 15's bar): the headline chain on each 16-bit engine (mma.sync; wgmma
 on an sm_90 GPU), model and input cast as the benchmark harness casts them (`.to(dtype)`). The output is allclose
-(1e-2) to the reference in the same dtype but for at most 1 in 10^5 outputs, each within 4 times the tolerance (in a
+(1e-2) to the reference in the same dtype but for at most 1 in 10^5 outputs (plus twice as many as the reference
+misses against itself with its GEMM summing in another order), each within 4 times the tolerance (in a
 layer of fewer than MIN_VALUES values whose reference is not itself well within that of fp64: no farther from fp64
 than it), and the output and every gradient are no farther from fp64 than the reference in that dtype (ratio <= 1.5,
 relative Frobenius error over at least MIN_VALUES values); outputs NaN-poisoned. Sizes from 1 to real use (a
@@ -69,6 +70,18 @@ def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist, engi
     check_against_reference(new, ref, batch, input_size, dist, torch_dtype, dtype)
 
 
+def _reordered(model, input_size):
+    """x -> model(x) computed with its first Linear's input features in another order (weight columns and x
+    permuted alike): the same layer, the GEMM summing in another order."""
+    lin = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
+    perm = torch.randperm(input_size, generator=torch.Generator().manual_seed(input_size)).cuda()
+    twin = copy.deepcopy(model)
+    twin_lin = next(m for m in twin.modules() if isinstance(m, torch.nn.Linear))
+    with torch.no_grad():
+        twin_lin.weight.copy_(lin.weight[:, perm])
+    return lambda x: twin(x[:, perm])
+
+
 def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, autocast=None):
     """The bar of this file's docstring, ModelNew `new` against the reference `ref` (same weights) on input of
     (batch, input_size) in in_dtype, each run under torch.autocast(autocast) when given (backward outside it, as
@@ -76,6 +89,7 @@ def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, 
     import contextlib
 
     ref64 = copy.deepcopy(ref).double()
+    reordered = _reordered(ref, input_size)
     names = ["out", "grad x"] + [f"grad {n}" for n, _ in ref.named_parameters()]
     # per tensor: squared error of ours, of the reference, squared norm of fp64's
     sq = {name: [0.0, 0.0, 0.0] for name in names}
@@ -111,23 +125,20 @@ def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, 
         # In a layer of a few values whose reference is not itself well within the tolerance of fp64 (half of it),
         # no farther from fp64 than that reference instead, elementwise.
         if new_t[0].numel() >= MIN_VALUES or torch.allclose(ref_t[0].double(), truth[0], atol=5e-3, rtol=5e-3):
+            # The yardstick: the reference against itself with its Linear's sum in another order (input features
+            # permuted): where two GEMMs' roundings of the same products disagree past the tolerance (groups of a
+            # few channels whose variance is near 0 amplify them up to 1/sqrt(eps)), ours may too, as often.
+            with torch.no_grad(), cast():
+                again = reordered(x.clone()).double()
             tol = 1e-2 + 1e-2 * ref_t[0].double().abs()
-            diff = (new_t[0].double() - ref_t[0].double()).abs()
-            # Where the reference is itself off fp64 by over half the tolerance (groups of a few channels whose
-            # variance is near 0 amplify the Linear's rounding up to 1/sqrt(eps): no two GEMMs agree there), ours
-            # must instead be no farther from fp64 than twice the reference's distance plus the tolerance.
-            theirs = (ref_t[0].double() - truth[0]).abs()
-            unsure = theirs > 0.5 * tol
-            misses = int(((diff > tol) & ~unsure).sum())
-            assert misses <= 1e-5 * diff.numel() and (diff[~unsure] <= 4 * tol[~unsure]).all(), \
-                f"{label}: {misses} outputs differ from the reference by more than allclose(1e-2) allows, at " \
-                f"most {(diff[~unsure] / tol[~unsure]).max().item():.3g} times it"
-            ours = (new_t[0].double() - truth[0]).abs()[unsure]
-            assert (ours <= 2 * theirs[unsure] + tol[unsure]).all(), \
-                f"{label}: where the reference is off fp64 ({int(unsure.sum())} outputs) ours is farther"
-            if unsure.any():
-                print(f"{label}: {int(unsure.sum())} outputs where the reference is off fp64 by over half the "
-                      f"tolerance; {int((diff > tol)[unsure].sum())} of them past allclose to it")
+            diff, spread = ((t.double() - ref_t[0].double()).abs() for t in (new_t[0], again))
+            misses, theirs = int((diff > tol).sum()), int((spread > tol).sum())
+            assert misses <= 1e-5 * diff.numel() + 2 * theirs and ((diff <= 4 * tol) | (diff <= 2 * spread + tol)).all(), \
+                f"{label}: {misses} outputs differ from the reference by more than allclose(1e-2) allows (the " \
+                f"reference reordered: {theirs}), at most {(diff / tol).max().item():.3g} times it"
+            if theirs or misses:
+                print(f"{label}: outputs past allclose(1e-2) to the reference: ours {misses}, the reference with its "
+                      f"sum reordered {theirs}, of {diff.numel()}")
         else:
             ours, theirs = ((t.double() - truth[0]).abs().max().item() for t in (new_t[0], ref_t[0]))
             assert ours <= 1.5 * theirs, f"{label}: output {ours:.3g} from fp64, the reference (itself not " \
