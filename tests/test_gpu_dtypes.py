@@ -133,7 +133,8 @@ def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, 
             tol = 1e-2 + 1e-2 * ref_t[0].double().abs()
             diff, spread = ((t.double() - ref_t[0].double()).abs() for t in (new_t[0], again))
             misses, theirs = int((diff > tol).sum()), int((spread > tol).sum())
-            assert misses <= 1e-5 * diff.numel() + 2 * theirs and ((diff <= 4 * tol) | (diff <= 2 * spread + tol)).all(), \
+            worst = max(4.0, 2 * (spread / tol).max().item())  # (how far the reordered reference strays)
+            assert misses <= 1e-5 * diff.numel() + 2 * theirs and (diff <= worst * tol).all(), \
                 f"{label}: {misses} outputs differ from the reference by more than allclose(1e-2) allows (the " \
                 f"reference reordered: {theirs}), at most {(diff / tol).max().item():.3g} times it"
             if theirs or misses:
