@@ -46,12 +46,20 @@ def _py_literal(source: str) -> str:
     return "r'''" + source + "'''"
 
 
+# The module docstring's words for how its GEMMs multiply (Plan.precision)
+PRECISION_LINE = {"3xtf32": "tensor cores, fp32-accurate: each operand split into two TF32 parts",
+                  "tf32": "tensor cores, TF32 operands: ~3e-4 relative error, fails allclose(1e-4, 1e-4)",
+                  "fp32": "plain fp32 FFMA, any GPU",
+                  "bf16": "tensor cores, bfloat16 operands, fp32 sums",
+                  "f16": "tensor cores, float16 operands, fp32 sums"}
+
+
 def render(spec_or_plan) -> str:
     """Source of the generated Python module for a Spec (planned with defaults) or a Plan."""
     p = _as_plan(spec_or_plan)
     return _environment().get_template("module.py.j2").render(
         plan=p, spec=p.spec, layer=layer(p), render_command=render_command(p), render_command_literal=repr(render_command(p)),
-        explanation=_docstring_safe(explain(p)),
+        explanation=_docstring_safe(explain(p)), precision_words=PRECISION_LINE[p.precision],
         cuda_source=_py_literal(render_cuda(p)), cpp_source=_py_literal(render_binding(p)),
         cuda_flags=list(CUDA_FLAGS) + list(p.arch_flags), cxx_flags=list(CXX_FLAGS), jit_runtime=JIT_RUNTIME.read_text())
 
