@@ -6,6 +6,7 @@ layer of fewer than MIN_VALUES values whose reference is not itself well within 
 than it), and the output and every gradient are no farther from fp64 than the reference in that dtype (ratio <= 1.5,
 relative Frobenius error over at least MIN_VALUES values); outputs NaN-poisoned. Sizes from 1 to real use (a
 batch-1024 layer runs the main tile, batch <= 64 the narrow one, split-K where the tiles do not fill the GPU)."""
+import contextlib
 import copy
 
 import pytest
@@ -86,8 +87,6 @@ def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, 
     """The bar of this file's docstring, ModelNew `new` against the reference `ref` (same weights) on input of
     (batch, input_size) in in_dtype, each run under torch.autocast(autocast) when given (backward outside it, as
     training runs it); errors against fp64 summed over draws to at least MIN_VALUES values."""
-    import contextlib
-
     ref64 = copy.deepcopy(ref).double()
     reordered = _reordered(ref, input_size)
     names = ["out", "grad x"] + [f"grad {n}" for n, _ in ref.named_parameters()]

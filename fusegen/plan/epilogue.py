@@ -118,6 +118,7 @@ def plan_chain(spec: Spec):
     gn_index = -1 if rows else next((i for i, s in enumerate(chain) if s.kind == "group_norm"), -1)
     roles = [_role(spec, i) for i in range(len(chain))] if rows or cols else []
     n_stats = n_sums = 0
+    half_values = autocast_values(spec)
     for i, s in enumerate(chain):
         if s.kind == "group_norm" and not rows:
             continue
@@ -145,7 +146,7 @@ def plan_chain(spec: Spec):
                 gw = spec.group_width
                 extra.update(group_width=gw, group_lanes=row_team(spec) if gw >= 32 else min(32, _next_pow2(gw)))
         stage = StagePlan(s.kind, i, tuple((n, s.param(n)) for n in op(s.kind).choices), tuple(scalars), chan, src,
-                          rounds="as_op" if autocast_values(spec)[i + 1] else "as_elem", **extra)
+                          rounds="as_op" if half_values[i + 1] else "as_elem", **extra)
         if stage.row_stats:
             stage, n_stats = dataclasses.replace(stage, stats_at=n_stats), n_stats + stage.row_stats
         if stage.row_sums:

@@ -379,7 +379,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         strategy, pieces = COLS, 1
     elif gn_index < 0:
         strategy, pieces = NO_NORM, 1
-    elif tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and (not mainloop.startswith("wgmma") or gw <= 16):
+    elif tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and (not isinstance(tile, WgmmaTile) or gw <= 16):
         strategy, pieces = FRAGMENT, 1
     elif tile.block_n % gw == 0:
         strategy, pieces = TILE_LOCAL, 1
