@@ -1,10 +1,12 @@
 """The headline layer in 16 bits emulated on the CPU: fp64 arithmetic rounded to the 16-bit type exactly where the
 16-bit modules round (the Linear's output and bias, y, the output, dz once, the backward GEMMs' outputs), against
-eager PyTorch in that type on the CPU; errors against fp64 (relative Frobenius) for the output, grad x and grad W,
-on the draws tests/test_gpu_dtypes.py makes (seed batch * 7 + input, x then the output's gradient).
+eager PyTorch in that type on the CPU (and on the GPU with --gpu); errors against fp64 (relative Frobenius) of every
+intermediate (z the Linear's output, y the GroupNorm's, dz the gradient at z) and of the output and gradients, on
+the draws tests/test_gpu_dtypes.py makes (seed batch * 7 + input, x then the output's gradient).
 
     PYTHONPATH=. python3 benchmarks/emulate_half_rounding.py BATCH INPUT HIDDEN GROUPS {bf16,f16} DIST [DRAWS]
         [--unrounded z|dz]   (leave that rounding out: which one the gradients' error comes from)
+        [--gpu]              (eager on the GPU too: where it departs from eager on the CPU)
 """
 import argparse
 import copy
@@ -16,6 +18,8 @@ import torch
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from fusegen.tools.accuracy import draw_input  # noqa: E402
 
+TENSORS = ("z", "y", "out", "dz", "grad x", "grad W")
+
 
 class Layer(torch.nn.Module):  # the reference's modules, in its order (same seed, same weights)
     def __init__(self, input_size, hidden, groups):
@@ -24,8 +28,21 @@ class Layer(torch.nn.Module):  # the reference's modules, in its order (same see
         self.gn = torch.nn.GroupNorm(groups, hidden)
 
     def forward(self, x):
-        y = torch.nn.functional.leaky_relu(self.gn(self.fc(x)), 0.01)
+        self.z = self.fc(x)
+        self.z.retain_grad()
+        self.y = self.gn(self.z)
+        y = torch.nn.functional.leaky_relu(self.y, 0.01)
         return y + y
+
+
+def eager(model, x, g):
+    """Every tensor of TENSORS, in float64 on the CPU, from running `model` forward and backward."""
+    xr = x.clone().requires_grad_()
+    out = model(xr)
+    out.backward(g)
+    found = (model.z, model.y, out, model.z.grad, xr.grad, model.fc.weight.grad)
+    model.zero_grad(set_to_none=True)
+    return [t.detach().double().cpu() for t in found]
 
 
 def emulated(layer, x, g, groups, dt, unrounded):
@@ -44,7 +61,7 @@ def emulated(layer, x, g, groups, dt, unrounded):
     gg, xhat = gy.view_as(zg), ((zg - mean) * rstd)
     dz = (rstd * (gg - gg.mean(-1, keepdim=True) - xhat * (gg * xhat).mean(-1, keepdim=True))).view_as(z)
     dz = dz if unrounded == "dz" else rnd(dz)
-    return out, rnd(dz @ W), rnd(dz.t() @ x)
+    return [z, y, out, dz, rnd(dz @ W), rnd(dz.t() @ x)]
 
 
 def main():
@@ -54,34 +71,38 @@ def main():
     ap.add_argument("dist")
     ap.add_argument("draws", nargs="?", type=int, default=1)
     ap.add_argument("--unrounded", choices=["z", "dz"], default=None)
+    ap.add_argument("--gpu", action="store_true")
     args = ap.parse_args()
     batch, input_size, hidden, groups = args.sizes
     dt = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
     torch.manual_seed(0)
     ref = Layer(input_size, hidden, groups).to(dt)
     ref64 = copy.deepcopy(ref).double()
+    ref_gpu = copy.deepcopy(ref).cuda() if args.gpu else None
     gen = torch.Generator().manual_seed(batch * 7 + input_size)
-    sq = {k: [0.0, 0.0, 0.0] for k in ("out", "grad x", "grad W")}
+    columns = ["emulated", "eager CPU"] + (["eager GPU"] if args.gpu else [])
+    sq = {k: [0.0] * (len(columns) + 1) for k in TENSORS}  # squared errors per column, then fp64's squared norm
+    apart = {k: 0 for k in TENSORS}  # elements where eager on the GPU and on the CPU differ
     for _ in range(args.draws):
         x = draw_input((batch, input_size), args.dist, gen).to(dt)
         g = draw_input((batch, hidden), "normal", gen).to(dt)
-        results = {}
-        for name, model, xin, gin in (("eager", ref, x, g), ("fp64", ref64, x.double(), g.double())):
-            xr = xin.clone().requires_grad_()
-            out = model(xr)
-            out.backward(gin)
-            results[name] = (out.detach().double(), xr.grad.double(), model.fc.weight.grad.double())
-            model.zero_grad()
-        results["emulated"] = emulated(ref, x, g, groups, dt, args.unrounded)
-        for i, k in enumerate(sq):
+        results = {"fp64": eager(ref64, x.double(), g.double()), "eager CPU": eager(ref, x, g),
+                   "emulated": emulated(ref, x, g, groups, dt, args.unrounded)}
+        if args.gpu:
+            results["eager GPU"] = eager(ref_gpu, x.cuda(), g.cuda())
+            for k, a, b in zip(TENSORS, results["eager GPU"], results["eager CPU"]):
+                apart[k] += int((a != b).sum())
+        for i, k in enumerate(TENSORS):
             t = results["fp64"][i]
-            sq[k][0] += (results["emulated"][i] - t).square().sum().item()
-            sq[k][1] += (results["eager"][i] - t).square().sum().item()
-            sq[k][2] += t.square().sum().item()
+            for j, c in enumerate(columns):
+                sq[k][j] += (results[c][i] - t).square().sum().item()
+            sq[k][-1] += t.square().sum().item()
     print(f"{args.dtype} {tuple(args.sizes)} {args.dist}, {args.draws} draw(s)"
-          f"{', ' + args.unrounded + ' unrounded' if args.unrounded else ''}: error vs fp64, emulated / eager (CPU)")
-    for k, (a, b, n) in sq.items():
-        print(f"  {k:7s} {(a / n) ** 0.5:.3g} / {(b / n) ** 0.5:.3g}")
+          f"{', ' + args.unrounded + ' unrounded' if args.unrounded else ''}: error vs fp64, " + " / ".join(columns)
+          + ("; elements where the GPU's eager differs from the CPU's" if args.gpu else ""))
+    for k, v in sq.items():
+        errs = " / ".join(f"{(a / v[-1]) ** 0.5:.3g}" for a in v[:-1])
+        print(f"  {k:7s} {errs}" + (f"   {apart[k]}" if args.gpu else ""))
 
 
 if __name__ == "__main__":
