@@ -7,6 +7,8 @@ the draws tests/test_gpu_dtypes.py makes (seed batch * 7 + input, x then the out
     PYTHONPATH=. python3 benchmarks/emulate_half_rounding.py BATCH INPUT HIDDEN GROUPS {bf16,f16} DIST [DRAWS]
         [--unrounded z|dz]   (leave that rounding out: which one the gradients' error comes from)
         [--gpu]              (eager on the GPU too: where it departs from eager on the CPU)
+        [--per-draw]         (each draw's dz error and its sign flips: elements whose emulated y and fp64's fall on
+                              two sides of 0, where LeakyReLU's gradient is 2 on one side and 0.02 on the other)
 """
 import argparse
 import copy
@@ -72,6 +74,7 @@ def main():
     ap.add_argument("draws", nargs="?", type=int, default=1)
     ap.add_argument("--unrounded", choices=["z", "dz"], default=None)
     ap.add_argument("--gpu", action="store_true")
+    ap.add_argument("--per-draw", action="store_true")
     args = ap.parse_args()
     batch, input_size, hidden, groups = args.sizes
     dt = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
@@ -92,6 +95,11 @@ def main():
             results["eager GPU"] = eager(ref_gpu, x.cuda(), g.cuda())
             for k, a, b in zip(TENSORS, results["eager GPU"], results["eager CPU"]):
                 apart[k] += int((a != b).sum())
+        if args.per_draw:
+            (_, y, _, dz, *_), (_, y64, _, dz64, *_) = results["emulated"], results["fp64"]
+            flips, sq_err = y.sign() != y64.sign(), (dz - dz64).square()
+            print(f"  draw: dz error {(sq_err.sum() / dz64.square().sum()).sqrt():.3g}, {int(flips.sum())} sign "
+                  f"flips carrying {sq_err[flips].sum() / sq_err.sum():.0%} of its square")
         for i, k in enumerate(TENSORS):
             t = results["fp64"][i]
             for j, c in enumerate(columns):
