@@ -328,7 +328,8 @@ __device__ __forceinline__ void store_pair(T* p, float a, float b) {
 
 // ---- plan constants: everything the planner fixed at compile time ----
 namespace fg {
-// Every GEMM engine of this module computes BM x BN output tiles (one GroupNorm strategy for all of them).
+// Every GEMM engine of this module computes output tiles BN columns wide (one GroupNorm strategy for all of
+// them), BM rows high; the wgmma engine's may be higher (Wgmma::TILE_M, up to 256: wgmma's n).
 constexpr int BM = 128;       // output tile rows (batch)
 constexpr int BN = 128;       // output tile columns (hidden channels)
 constexpr int GW = 16;        // channels per GroupNorm group
@@ -1151,9 +1152,9 @@ static PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 }  // namespace fg
 
 // ---- GEMM engine: sm_90a wgmma TF32 (3xtf32), TMA + mbarrier pipeline of 3 stages, warp-specialized ----
-// C(m, n) = sum_k P(m, k) * R(n, k), an output tile of BM rows (from P) x BN columns (from R):
+// C(m, n) = sum_k P(m, k) * R(n, k), an output tile of TILE_M rows (from P) x BN columns (from R):
 //  * P, the pre-split operand: row-major planes hi = tf32(P) and lo = tf32(P - hi) (split_operand kernels),
-//    k contiguous. It is wgmma's B operand ("N" = BM rows), read by the tensor cores from shared memory.
+//    k contiguous. It is wgmma's B operand ("N" = TILE_M rows), read by the tensor cores from shared memory.
 //  * R, the raw operand: plain fp32 in either layout (k contiguous, or its column index contiguous). It is
 //    wgmma's A operand (M = 64 columns a consumer warpgroup) and reaches it through registers, where each
 //    consumer splits it itself (cvt.rna): the big operand (the weight) needs no extra pass over memory.
@@ -1168,9 +1169,10 @@ struct Wgmma : WgmmaPipeline {
   static constexpr int STAGES = 3;
   static constexpr int CONSUMERS = BN / 64;  // consumer warpgroups, 64 output columns each
   static constexpr int THREADS = 128 * (CONSUMERS + 1), EPI_THREADS = 128 * CONSUMERS;  // producer: the last
-  static constexpr int TILE_M = BM;  // output tile rows
-  static constexpr int ACC_M = BM / 4, ACC_N = 2;  // a thread's fragment: BM/4 rows x 2 columns
-  static constexpr int P_BYTES = BM * BK * 4, R_BYTES = BN * BK * 4;  // one stage of one plane
+  // output tile rows: wgmma's n, up to 256 (the fallback engines' BM is at most 128: FALLBACK_MAX_ROWS in the planner)
+  static constexpr int TILE_M = 128;
+  static constexpr int ACC_M = TILE_M / 4, ACC_N = 2;  // a thread's fragment: TILE_M/4 rows x 2 columns
+  static constexpr int P_BYTES = TILE_M * BK * 4, R_BYTES = BN * BK * 4;  // one stage of one plane
   static constexpr int STAGE_BYTES = (SPLIT ? 2 : 1) * P_BYTES + R_BYTES;
   // stages (1024-byte aligned: the swizzle pattern follows address bits), then full[] and empty[] barriers;
   // 1024 bytes of slack to align the dynamic shared memory by hand
@@ -1179,7 +1181,7 @@ struct Wgmma : WgmmaPipeline {
   static constexpr int CONSUMER_REGS = 232, PRODUCER_REGS = 40;
   static_assert(PROMOTE_TILES * BK == PROMOTE_K, "the k tile must divide the promotion interval");
   static_assert(BN % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "64 or 128 columns a tile");
-  static_assert(BM % 8 == 0 && BM >= 8 && BM <= 256, "wgmma n must be a multiple of 8 up to 256");
+  static_assert(TILE_M % 8 == 0 && TILE_M >= 8 && TILE_M <= 256, "wgmma n must be a multiple of 8 up to 256");
   static_assert(CONSUMERS * 128 * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536, "register file");
   static constexpr int FORWARD_MIN_BLOCKS = 1;
 
@@ -1187,7 +1189,7 @@ struct Wgmma : WgmmaPipeline {
   // 16 w + g + 8 j (j = 0, 1: wgmma's rows) and rows 8 (i / 2) + 2 t + i % 2 (wgmma's columns).
   // Producer threads hold none: row() is past the tile.
   static __device__ __forceinline__ int row(int i) {
-    return threadIdx.x < EPI_THREADS ? 8 * (i / 2) + 2 * (threadIdx.x % 4) + i % 2 : BM;
+    return threadIdx.x < EPI_THREADS ? 8 * (i / 2) + 2 * (threadIdx.x % 4) + i % 2 : TILE_M;
   }
   static __device__ __forceinline__ int col(int j) { return 16 * (threadIdx.x / 32) + (threadIdx.x % 32) / 4 + 8 * j; }
   // The epilogue runs on the consumers only: a named barrier over their threads.
@@ -1197,7 +1199,7 @@ struct Wgmma : WgmmaPipeline {
 #endif
   }
 
-  // acc += R(64 x 8, registers) * P(8 x BM, shared memory): wgmma.m64n128k8. The accumulator operands are
+  // acc += R(64 x 8, registers) * P(8 x TILE_M, shared memory): wgmma.m64n128k8. The accumulator operands are
   // listed in wgmma's register order: d[4 c + 2 j + e] is row 8 c + 2 t + e, column j of this thread.
   // After a wait: ties every accumulator register to this point, so the compiler cannot move a read of acc
   // above the wait (ptxas would then serialize every wgmma of the kernel).
@@ -1503,7 +1505,10 @@ static long long split_scratch(long long rows, long long cols, bool split) {
 // store) cross the threads' fragments. BM/2 rows at a time keep it under 48 KB of shared memory.
 namespace fg {
 constexpr int CS_STRIDE = BN + 1;  // odd stride: a sub-warp reading one row's channels hits distinct banks
-constexpr int EPILOGUE_SMEM_FLOATS = (BM / 2) * CS_STRIDE;  // the largest engine's tile (BM rows)
+template <class E>
+__host__ __device__ constexpr int epilogue_smem_floats() {  // half of engine E's tile
+  return (E::TILE_M / 2) * CS_STRIDE;
+}
 
 // Rows [half*TILE_M/2, (half+1)*TILE_M/2) of the tile into Cs: the accumulator, or with LINEAR the Linear's
 // output z (linear_out: bias added, rounded as the reference holds it).
@@ -1967,7 +1972,7 @@ namespace fg {
 using Main = Mma;
 template <class E>
 __host__ __device__ constexpr int smem_bytes() {  // dynamic: over the 48 KB static limit
-  return 4 * (E::SMEM_FLOATS > EPILOGUE_SMEM_FLOATS ? E::SMEM_FLOATS : EPILOGUE_SMEM_FLOATS);
+  return 4 * (E::SMEM_FLOATS > epilogue_smem_floats<E>() ? E::SMEM_FLOATS : epilogue_smem_floats<E>());
 }
 constexpr bool EVEN_K_FORWARD = FIXED_K > 0 && FIXED_K % Simt::BK == 0;
 
@@ -2037,7 +2042,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_forward_kernel(const 
                                                                           ForwardArgs a, SplitK sk) {
   extern __shared__ __align__(16) float smem[];
   const int N = FIXED_N ? FIXED_N : a.N, K = FIXED_K ? FIXED_K : a.K;
-  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int m0 = blockIdx.x * Wgmma::TILE_M, n0 = blockIdx.y * BN;
   const int k0 = blockIdx.z * sk.slice, k_len = min(sk.slice, K - k0);
   const Wgmma::Ring q = Wgmma::ring(smem);
   if (threadIdx.x >= Wgmma::EPI_THREADS) {
@@ -2058,7 +2063,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __
                                                                         elem_t* __restrict__ C, int rows, int cols,
                                                                         int reduce, SplitK sk) {
   extern __shared__ __align__(16) float smem[];
-  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int m0 = blockIdx.x * Wgmma::TILE_M, n0 = blockIdx.y * BN;
   const int k0 = blockIdx.z * sk.slice, k_len = min(sk.slice, reduce - k0);
   const Wgmma::Ring q = Wgmma::ring(smem);
   if (threadIdx.x >= Wgmma::EPI_THREADS) {
@@ -2322,8 +2327,8 @@ static const char* launch_wgmma(Kernel kernel, int slices, cudaStream_t s, const
                                 int p_rows, int reduce, int p_ld, const op_t* r, long long r_rows, long long r_cols,
                                 long long r_ld, Args... args) {
   CUtensorMap maps[3];
-  if (const char* err = tensor_map(&maps[0], p_hi, p_rows, reduce, p_ld, BM)) return err;
-  if (const char* err = tensor_map(&maps[1], p_lo ? p_lo : p_hi, p_rows, reduce, p_ld, BM)) return err;
+  if (const char* err = tensor_map(&maps[0], p_hi, p_rows, reduce, p_ld, Wgmma::TILE_M)) return err;
+  if (const char* err = tensor_map(&maps[1], p_lo ? p_lo : p_hi, p_rows, reduce, p_ld, Wgmma::TILE_M)) return err;
   if (const char* err = tensor_map(&maps[2], r, r_rows, r_cols, r_ld, R_K_FAST ? BN : Wgmma::BK)) return err;
   return launch<Wgmma>(kernel, p_rows, R_K_FAST ? r_rows : r_cols, slices, s, maps[0], maps[1], maps[2], args...);
 }

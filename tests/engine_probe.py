@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_probe(const __grid_co
                                                                  const __grid_constant__ CUtensorMap r, float* C,
                                                                  int rows, int cols, int K) {
   extern __shared__ __align__(16) float smem[];
-  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int m0 = blockIdx.x * Wgmma::TILE_M, n0 = blockIdx.y * BN;
   const Wgmma::Ring q = Wgmma::ring(smem);
   if (threadIdx.x >= Wgmma::EPI_THREADS) {
     Wgmma::produce<R_K_FAST>(q, p, p, r, 0, K, m0, n0);
@@ -118,13 +118,13 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_probe(const __grid_co
 template <bool R_K_FAST>
 static const char* wgmma_run(const elem_t* P, const elem_t* R, float* C, int rows, int cols, int K) {
   CUtensorMap maps[2];
-  if (const char* err = tensor_map(&maps[0], P, rows, K, K, BM)) return err;
+  if (const char* err = tensor_map(&maps[0], P, rows, K, K, Wgmma::TILE_M)) return err;
   if (const char* err = R_K_FAST ? tensor_map(&maps[1], R, cols, K, K, BN) : tensor_map(&maps[1], R, K, cols, cols, Wgmma::BK))
     return err;
   const int bytes = Wgmma::SMEM_FLOATS * 4;
   cudaError_t e = cudaFuncSetAttribute(wgmma_probe<R_K_FAST>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e != cudaSuccess) return cudaGetErrorString(e);
-  const dim3 grid((rows + BM - 1) / BM, (cols + BN - 1) / BN);
+  const dim3 grid((rows + Wgmma::TILE_M - 1) / Wgmma::TILE_M, (cols + BN - 1) / BN);
   wgmma_probe<R_K_FAST><<<grid, Wgmma::THREADS, bytes>>>(maps[0], maps[1], C, rows, cols, K);
   e = cudaGetLastError();
   return e == cudaSuccess ? nullptr : cudaGetErrorString(e);

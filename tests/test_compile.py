@@ -236,14 +236,16 @@ def test_half_engine_compiles_without_spills(element, tmp_path):
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH or /usr/local/cuda/bin/nvcc)")
 @pytest.mark.parametrize("element", ["bfloat16", "float16"])
-def test_wgmma_half_engine_compiles_without_spills(element, tmp_path):
-    """The 16-bit wgmma engine on its own (tests/engine_probe.py's wgmma probe, both layouts of R) for sm_90a;
-    tests/test_gpu_engines.py runs it."""
+@pytest.mark.parametrize("block_m", [128, 256])
+def test_wgmma_half_engine_compiles_without_spills(element, block_m, tmp_path):
+    """The 16-bit wgmma engine on its own (tests/engine_probe.py's wgmma probe, both layouts of R) for sm_90a, on
+    tiles of 128 and 256 rows (a 256-row tile: 128 accumulators a consumer thread); tests/test_gpu_engines.py
+    runs it."""
     from engine_probe import wgmma_probe_source
     from test_chains import TORCH_NVCC_FLAGS
 
     cu = tmp_path / "probe.cu"
-    cu.write_text(wgmma_probe_source(element))
+    cu.write_text(wgmma_probe_source(element, block_m))
     r = subprocess.run([NVCC, "-gencode=arch=compute_90a,code=sm_90a", "-c", str(cu), "-o", str(tmp_path / "p.o"),
                         "-Xptxas", "-v", *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True)

@@ -32,14 +32,14 @@ def built(request, tmp_path_factory):
     for dtype, shape, engine in selected_params(request, ("dtype", "shape", "engine")):
         spec = fusegen.Spec(*shape[1:], autocast=dtype)
         paths[dtype, shape, engine] = fusegen.write_module(fusegen.plan(spec, fixed_sizes=False,
-                                                                        arch=ENGINES[engine]), out / dtype)
+                                                                        **ENGINES[engine]), out / dtype)
     for name, engine in selected_params(request, ("name", "engine")):
         for size, f in (("small", MODELS / name), ("big", out / "big" / name)):
             if size == "big" and not f.exists():
                 scaled_copy(MODELS / name, out / "big")
             spec = model_spec(f)[0]
             spec = dataclasses.replace(spec, autocast="bfloat16")
-            plan = fusegen.plan(spec, fixed_sizes=False, arch=ENGINES[engine])
+            plan = fusegen.plan(spec, fixed_sizes=False, **ENGINES[engine])
             paths[name, size, engine] = (f, fusegen.write_module(plan, out / f"files-{engine}"))
     prebuild(sorted({p if not isinstance(p, tuple) else p[1] for p in paths.values()}))
     return paths

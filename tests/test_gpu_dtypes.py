@@ -25,9 +25,10 @@ SHAPES = [(1, 8, 8, 2), (3, 17, 24, 3), (37, 200, 160, 10), (64, 1000, 512, 1), 
           (16, 1024, 1024, 32), (1024, 1024, 1024, 32), (300, 512, 2048, 8), (512, 4096, 4096, 128)]
 
 
-# The engines a module's GEMMs may run on: mma.sync (planned for sm_80), and on an sm_90 GPU wgmma (its
-# small batches and unaligned operands still on mma.sync)
-ENGINES = {"mma": (8, 0), "wgmma": (9, 0)}
+# The engines a module's GEMMs may run on, as plan() arguments: mma.sync (planned for sm_80), and on an sm_90
+# GPU wgmma (its small batches and unaligned operands still on mma.sync) on 128-row tiles and on 256-row ones
+ENGINES = {"mma": {"arch": (8, 0)}, "wgmma": {"arch": (9, 0)},
+           "wgmma-m256": {"arch": (9, 0), "tile": fusegen.WgmmaTile(block_m=256, block_n=128, stages=4)}}
 
 
 def _engines():
@@ -43,7 +44,7 @@ def built(request, tmp_path_factory):
     paths = {}
     for dtype, shape, engine in selected_params(request, ("dtype", "shape", "engine")):
         spec = fusegen.Spec(*shape[1:], dtype=dtype)
-        plan = fusegen.plan(spec, fixed_sizes=False, arch=ENGINES[engine])
+        plan = fusegen.plan(spec, fixed_sizes=False, **ENGINES[engine])
         paths[dtype, shape, engine] = fusegen.write_module(plan, out / dtype)
     prebuild(sorted(set(paths.values())))
     return paths

@@ -70,10 +70,11 @@ _WGMMA = {}
 @pytest.mark.parametrize("element", sorted(DTYPES))
 @pytest.mark.parametrize("r_k_fast", [True, False], ids=["R-k-fast", "R-col-fast"])
 @pytest.mark.parametrize("dist", ["normal", "lognormal", "row_scales"])
-def test_wgmma_half_engine_matches_fp64(element, r_k_fast, dist, block_m=128):
+@pytest.mark.parametrize("block_m", [128, 256])
+def test_wgmma_half_engine_matches_fp64(element, r_k_fast, dist, block_m):
     """The 16-bit wgmma engine (tests/engine_probe.py's wgmma probe) against fp64, both layouts of R, sizes from
     one row to several tiles and k tiles (K and the column-fast R's columns multiples of 8: the copy engine's
-    16-byte rows), the output NaN-filled first; tiles of 128 P rows (wgmma n128). The bar: the
+    16-byte rows), the output NaN-filled first; tiles of 128 and of 256 P rows (wgmma n128, n256). The bar: the
     tensor cores' accumulation, truncating at worst (2^-23 an addition), over each promotion interval (none:
     all of k) and the totals' adds."""
     from torch.utils.cpp_extension import load_inline
@@ -88,7 +89,7 @@ def test_wgmma_half_engine_matches_fp64(element, r_k_fast, dist, block_m=128):
     promote = wgmma_probe_plan(element, block_m).promote_every_k
     torch_dtype = DTYPES[element]
     gen = torch.Generator().manual_seed(3 + r_k_fast)
-    for m, n, k in [(1, 8, 8), (37, 136, 1032), (129, 264, 200), (256, 256, 4096)]:
+    for m, n, k in [(1, 8, 8), (37, 136, 1032), (129, 264, 200), (256, 256, 4096), (600, 136, 264)]:
         a = _draw((m, k), dist, gen).to(torch_dtype)
         w = _draw((n, k), dist, gen).to(torch_dtype)
         ref = a.double() @ w.double().t()

@@ -193,6 +193,16 @@ def test_hopper_plans_run_wgmma_beside_an_mma_sync_fallback(precision):
         want = FRAGMENT if fits else (TILE_LOCAL if p.tile.block_n % gw == 0 else TWO_STAGE)
         assert p.group_strategy == want, gw
         assert p.kernel_uri != fusegen.plan(spec, arch=(8, 0)).kernel_uri
+    # a taller wgmma tile (wgmma's n up to 256): the fallbacks keep their 128 rows, the columns (and with them
+    # the group strategy) shared
+    for dtype in ("bfloat16", "float32"):
+        spec = _spec_for_width(16, 2, precision=precision) if dtype == "float32" else \
+            fusegen.Spec(1024, 1024, 64, dtype=dtype)
+        tall = fusegen.plan(spec, tile=fusegen.WgmmaTile(block_m=256, block_n=128, stages=2))
+        assert (tall.tile.block_m, tall.mma_tile.block_m, tall.simt_tile.block_m, tall.narrow_tile.block_m) == \
+            (256, 128, 128, 32), dtype
+        assert tall.mma_tile.block_n == tall.simt_tile.block_n == 128
+        assert tall.group_strategy == fusegen.plan(spec, arch=(9, 0)).group_strategy
     # other architectures (and no architecture: rendering for an unknown GPU) get the portable engine
     for arch in [(8, 0), (8, 9), (10, 0), None]:
         assert fusegen.plan(_spec_for_width(16, precision=precision), arch=arch).mainloop == "mma_tf32", arch

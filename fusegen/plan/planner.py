@@ -27,6 +27,7 @@ ROWS = "rows"
 # blocks, no atomics.
 COLS = "cols"
 NARROW_ROWS = 32  # the narrow mma.sync tile's rows
+FALLBACK_MAX_ROWS = 128  # the SIMT and mma.sync tiles' rows at most (beside a taller wgmma tile)
 # The 16-bit engine's tile without a tuned one: k tiles of 64 (four k16 steps a barrier) were the fastest of 12
 # candidates on the H200 at 1024 x 8192 -> 8192 (fusegen tune, session 14: 0.63 / 2.20 ms against 0.82 / 2.77
 # for the fp32 engines' k32)
@@ -361,10 +362,13 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     if isinstance(tile, WgmmaTile) and tile.smem_bytes(split) > tile.SMEM_LIMIT:
         raise ValueError(f"tile {tile.name} needs {tile.smem_bytes(split)} bytes of shared memory "
                          f"in {spec.precision}, over the {tile.SMEM_LIMIT} a block can have: fewer stages")
-    # Compensated small GEMMs always run on the SIMT engine, on the same output tile (one group strategy).
-    simt_tile = tile if not tensor_cores else GemmTile(block_m=tile.block_m, block_n=tile.block_n)
+    # Compensated small GEMMs always run on the SIMT engine, on tiles as wide (one group strategy: groups lie
+    # along the columns). The fallbacks' tiles hold at most 128 x 128 outputs; a wgmma tile may have more rows
+    # (wgmma's n up to 256: 256 x 128 reads a quarter fewer operand bytes a flop than 128 x 128).
+    rows = min(tile.block_m, FALLBACK_MAX_ROWS)
+    simt_tile = tile if not tensor_cores else GemmTile(block_m=rows, block_n=tile.block_n)
     mma_tile = None if not tensor_cores else (tile if isinstance(tile, MmaTile) else
-                                              MmaTile(block_m=tile.block_m, block_n=tile.block_n,
+                                              MmaTile(block_m=rows, block_n=tile.block_n,
                                                       block_k=HALF_TILE.block_k if half else MmaTile.block_k))
     # Small batches: 32-row tiles (two m16 mma rows a warp) of the same width and warp columns, so a row's
     # columns sit in the same lanes (the fragment GroupNorm fits both) and BN is shared by every engine.

@@ -122,6 +122,8 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--batch", type=int, default=1024, help="batch size to time (default: 1024)")
     tune.add_argument("--reps", type=int, default=10, help="timed calls per candidate (median)")
     tune.add_argument("--no-save", action="store_true", help="print the ranking, leave the table alone")
+    tune.add_argument("--tiles", default=None, type=lambda v: [n for n in v.split(",") if n],
+                      help="time only these candidates, by name (e.g. m256n128s4,m128n128s6)")
 
     check = sub.add_parser("check", help="build the module on this GPU and compare it with PyTorch (fp64 truth)",
                            description="Render and build the module for one layer size on the GPU in hand, run "
@@ -340,7 +342,7 @@ def main(argv=None) -> int:
     elif args.command == "tune":
         from .tune import tune
         try:
-            gpu, rows = tune(spec, args.batch, reps=args.reps, save=not args.no_save)
+            gpu, rows = tune(spec, args.batch, reps=args.reps, names=args.tiles, save=not args.no_save)
         except RuntimeError as e:
             print(f"fusegen tune: {e}", file=sys.stderr)
             return 1

@@ -29,7 +29,7 @@ def candidates(precision: str, arch=None):
                  for bm, bn, wm, wn in shapes for bk, st in ((32, 3), (32, 4), (64, 3), (64, 4))]
         tiles = [t for t in tiles if t.warp_n % 16 == 0 and t.half_smem_bytes() <= SMEM_LIMIT]
         if arch is not None and tuple(arch) == WGMMA_ARCH:  # (a 16-bit stage is the fp32 one's size in bytes)
-            tiles += [WgmmaTile(block_m=bm, block_n=bn, stages=st) for bm, bn in ((128, 128), (64, 128), (128, 64))
+            tiles += [WgmmaTile(block_m=bm, block_n=bn, stages=st) for bm, bn in ((256, 128), (128, 128), (64, 128), (128, 64))
                       for st in (3, 4, 5, 6) if WgmmaTile(block_m=bm, block_n=bn, stages=st).smem_bytes(False)
                       <= WgmmaTile.SMEM_LIMIT]
         return tiles
@@ -180,9 +180,11 @@ def time_layer(model, x, g, reps, inner=1):
     return time_ms(fwd, reps, inner=inner), time_ms(fwd_bwd, reps, inner=inner)
 
 
-def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, table=TABLE, log=sys.stderr):
-    """Time every candidate tile (forward and forward+backward), return the rows sorted by forward+backward
-    time and, with save, store the winner in the tuning table."""
+def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, names=None, save=True, table=TABLE,
+         log=sys.stderr):
+    """Time every candidate tile (forward and forward+backward), or those of `tiles` or of the candidates named in
+    `names`, return the rows sorted by forward+backward time and, with save, store the winner in the tuning
+    table."""
     import torch
 
     if not torch.cuda.is_available():
@@ -191,6 +193,13 @@ def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, save=True, t
 
     gpu = torch.cuda.get_device_name()
     tiles = list(tiles or candidates(spec.arithmetic, torch.cuda.get_device_capability()))
+    if names:
+        known = {t.name: t for t in tiles}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise RuntimeError(f"no candidate tile named {', '.join(unknown)} for {spec.arithmetic} on this GPU; "
+                               f"the candidates: {', '.join(known)}")
+        tiles = [known[n] for n in names]
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-tune-"))
     paths = {t: write_module(plan(spec, tile=t), workdir) for t in tiles}
     log.write(f"tuning {spec} at batch {batch} on {gpu}: {len(tiles)} candidate tiles\n")
