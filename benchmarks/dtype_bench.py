@@ -4,7 +4,9 @@ fp64 for each; and fusegen's kernels one by one (torch.profiler), the GEMM kerne
 flops a launch of a whole GEMM, split-K parts summed per step).
 
     device: PYTHONPATH=. python3 benchmarks/dtype_bench.py [--dtypes bfloat16,float16] [--init 8192,8192,512]
-            [--batch 1024] [--compile] [--autocast]
+            [--batch 1024] [--compile] [--autocast] [--variants m256n128s4:tile_local,m128n128s6:fragment]
+    --variants: fusegen's module once per wgmma tile (a tuning candidate's name) and GroupNorm strategy given,
+    instead of the planned one (what the planner or the tuning table would choose, measured side by side).
 """
 import argparse
 import copy
@@ -20,7 +22,7 @@ sys.path.insert(0, str(REPO))
 import fusegen  # noqa: E402
 from fusegen.codegen import write_module  # noqa: E402
 from fusegen.tools.accuracy import ReferenceLayer, rel_err  # noqa: E402
-from fusegen.tools.tune import _build_all, _import, time_layer  # noqa: E402
+from fusegen.tools.tune import _build_all, _import, candidates, time_layer  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from kernel_times import step_kernel_times  # noqa: E402
@@ -55,18 +57,23 @@ def main():
     ap.add_argument("--autocast", action="store_true",
                     help="the float32 layer under torch.autocast(dtype) instead: fusegen's --autocast module, eager "
                          "and torch.compile each called under it")
+    ap.add_argument("--variants", default="", help="TILE:STRATEGY,... fusegen modules to time instead of the planned")
     args = ap.parse_args()
     input_size, hidden, groups = (int(v) for v in args.init.split(","))
     dtypes = args.dtypes.split(",")
     gpu = torch.cuda.get_device_name()
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-dtypes-"))
-    paths = {}
+    paths = {}  # (dtype, label) -> module file
+    variants = [v.split(":") for v in args.variants.split(",") if v]
     for d in dtypes:
         spec = fusegen.Spec(input_size, hidden, groups, **({"autocast": d} if args.autocast else {"dtype": d}))
-        p = fusegen.plan(spec, gpu=gpu,
-                         arch=torch.cuda.get_device_capability(), batch=args.batch)
-        paths[d] = write_module(p, workdir)
-        print(f"{d}: {p.module_name}: {p.summary}")
+        plans = {"fusegen": fusegen.plan(spec, gpu=gpu, arch=torch.cuda.get_device_capability(), batch=args.batch)}
+        if variants:
+            tiles = {t.name: t for t in candidates(spec.arithmetic, torch.cuda.get_device_capability())}
+            plans = {f"fusegen {t} {st}": fusegen.plan(spec, tile=tiles[t], group_strategy=st) for t, st in variants}
+        for label, p in plans.items():
+            paths[d, label] = write_module(p, workdir)
+            print(f"{d}: {label}: {p.module_name}: {p.summary}")
     failed = _build_all(list(paths.values()), len(paths))
     if failed:
         raise SystemExit("builds failed:\n" + "\n".join(f"{p}: {err}" for p, err in failed.items()))
@@ -77,14 +84,18 @@ def main():
         dt = DTYPES[d]
         torch.manual_seed(0)
         tensors = torch.float32 if args.autocast else dt  # (autocast: float32 parameters and input)
-        ours = _import(paths[d]).ModelNew(input_size, hidden, groups).cuda().to(tensors)
+        ours = {}
+        for (dd, label), path in paths.items():
+            if dd == d:
+                torch.manual_seed(0)
+                ours[label] = _import(path).ModelNew(input_size, hidden, groups).cuda().to(tensors)
         torch.manual_seed(0)
         eager = ReferenceLayer(input_size, hidden, groups).cuda().to(tensors)
         fp64 = copy.deepcopy(eager).double()
         wrap = (lambda mod: UnderAutocast(mod, dt)) if args.autocast else (lambda mod: mod)
         gen = torch.Generator(device="cuda").manual_seed(1)
         x = torch.randn(m, input_size, device="cuda", generator=gen).to(tensors)
-        models = {"fusegen": wrap(ours), "eager": wrap(eager)}
+        models = {**{label: wrap(m) for label, m in ours.items()}, "eager": wrap(eager)}
         if args.compile:
             models["torch.compile"] = torch.compile(wrap(copy.deepcopy(eager)))
         with torch.no_grad():
@@ -95,19 +106,20 @@ def main():
         for name, model in models.items():
             f, fb = time_layer(model, x, g, args.reps, inner=args.inner)
             table.append((d, name, f, fb, errors[name]))
-        print(f"\n{d} fusegen kernels per forward+backward step ({gpu}, batch {m}, {k} -> {n}):")
-        print(f"{'us/step':>9} {'calls':>5} {'TFLOP/s':>8}  kernel")
-        xg = x.clone().requires_grad_()  # (x needs its gradient, as in time_layer's forward+backward)
-        for key, (t, calls) in sorted(step_kernel_times(models["fusegen"], xg, g, args.reps).items(),
-                                      key=lambda kv: -kv[1][0]):
-            gemm = next((v for name, v in GEMMS.items() if name in key), None)
-            rate = f"{flops * gemm[1] / (t * 1e-6) / 1e12:8.0f}" if gemm else " " * 8
-            print(f"{t:9.1f} {calls:5.1f} {rate}  {(gemm[0] + ': ') if gemm else ''}{key[:100]}")
+        for label in ours:
+            print(f"\n{d} {label} kernels per forward+backward step ({gpu}, batch {m}, {k} -> {n}):")
+            print(f"{'us/step':>9} {'calls':>5} {'TFLOP/s':>8}  kernel")
+            xg = x.clone().requires_grad_()  # (x needs its gradient, as in time_layer's forward+backward)
+            for key, (t, calls) in sorted(step_kernel_times(models[label], xg, g, args.reps).items(),
+                                          key=lambda kv: -kv[1][0]):
+                gemm = next((v for name, v in GEMMS.items() if name in key), None)
+                rate = f"{flops * gemm[1] / (t * 1e-6) / 1e12:8.0f}" if gemm else " " * 8
+                print(f"{t:9.1f} {calls:5.1f} {rate}  {(gemm[0] + ': ') if gemm else ''}{key[:100]}")
     under = "float32 layer under torch.autocast(dtype)" if args.autocast else "layer in dtype"
     print(f"\n{gpu}, batch {m}, init {input_size},{hidden},{groups}, {under}; medians of {args.reps} x {args.inner} calls")
-    print(f"{'dtype':<9} {'layer':<14} {'forward ms':>10} {'fwd+bwd ms':>10} {'out err vs fp64':>16}")
+    print(f"{'dtype':<9} {'layer':<32} {'forward ms':>10} {'fwd+bwd ms':>10} {'out err vs fp64':>16}")
     for d, name, f, fb, err in table:
-        print(f"{d:<9} {name:<14} {f:10.3f} {fb:10.3f} {err:16.2e}")
+        print(f"{d:<9} {name:<32} {f:10.3f} {fb:10.3f} {err:16.2e}")
 
 
 if __name__ == "__main__":

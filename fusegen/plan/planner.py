@@ -316,7 +316,7 @@ class Plan:
 
 
 def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile, WgmmaTile] = None, gpu: str = None,
-         arch: tuple = None, batch: int = None) -> Plan:
+         arch: tuple = None, batch: int = None, group_strategy: str = None) -> Plan:
     """Choose how to compute `spec`.
 
     fixed_sizes bakes input/hidden into the kernels (lets the compiler drop bounds checks); test suites turn it
@@ -324,7 +324,8 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     the engine: a GemmTile for fp32; an MmaTile (sm_80+) or a WgmmaTile (sm_90a) for the tensor-core
     precisions. Without it, `gpu` (a device name) looks the tile up in the tuning table (`fusegen tune`; the
     entry for `batch`, else the largest batch tuned), and else `arch` (the GPU's compute capability) decides:
-    wgmma on sm_90, mma.sync elsewhere.
+    wgmma on sm_90, mma.sync elsewhere. `group_strategy` forces a GroupNorm strategy (FRAGMENT, TILE_LOCAL,
+    TWO_STAGE) where it can hold the groups, for benchmarks comparing them.
     """
     from .. import __version__
 
@@ -383,14 +384,18 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         strategy, pieces = COLS, 1
     elif gn_index < 0:
         strategy, pieces = NO_NORM, 1
-    elif tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and (not isinstance(tile, WgmmaTile) or gw <= 16):
-        strategy, pieces = FRAGMENT, 1
-    elif tile.block_n % gw == 0:
-        strategy, pieces = TILE_LOCAL, 1
     else:
-        strategy = TWO_STAGE
-        # a run of gw columns starting anywhere inside a tile touches at most this many tiles
-        pieces = (gw + 2 * tile.block_n - 2) // tile.block_n
+        fits = {FRAGMENT: tensor_cores and gw & (gw - 1) == 0 and mma_tile.warp_n % gw == 0 and
+                (not isinstance(tile, WgmmaTile) or gw <= 16),
+                TILE_LOCAL: tile.block_n % gw == 0, TWO_STAGE: True}
+        strategy = group_strategy or next(s for s in (FRAGMENT, TILE_LOCAL, TWO_STAGE) if fits[s])
+        if not fits.get(strategy):
+            raise ValueError(f"group strategy {strategy!r} cannot hold groups of {gw} channels on tile {tile.name}; "
+                             f"these can: {', '.join(s for s, ok in fits.items() if ok)}")
+        # TWO_STAGE: a run of gw columns starting anywhere inside a tile touches at most this many tiles
+        pieces = (gw + 2 * tile.block_n - 2) // tile.block_n if strategy == TWO_STAGE else 1
+    if group_strategy and group_strategy != strategy:
+        raise ValueError(f"group strategy {group_strategy!r} is for GroupNorm chains; this one plans {strategy!r}")
     # Two-level summation: each thread's running sums restart every 64 of the reduction and are added into
     # separate fp32 totals. For fp32 FFMA the rounding error then grows with K/64 + 64 rather than K (at least
     # as accurate as cuBLAS's split reductions, ~5% more instructions). For 3xTF32 it is what makes the result
