@@ -110,9 +110,10 @@ def main():
             print(f"\n{d} {label} kernels per forward+backward step ({gpu}, batch {m}, {k} -> {n}):")
             print(f"{'us/step':>9} {'calls':>5} {'TFLOP/s':>8}  kernel")
             xg = x.clone().requires_grad_()  # (x needs its gradient, as in time_layer's forward+backward)
-            for key, (t, calls) in sorted(step_kernel_times(models[label], xg, g, args.reps).items(),
+            for key, (t, calls) in sorted(step_kernel_times(models[label], xg, g, args.reps, by_launch=True).items(),
                                           key=lambda kv: -kv[1][0]):
                 gemm = next((v for name, v in GEMMS.items() if name in key), None)
+                gemm = (gemm[0].split(" and ")[int(key[-1]) - 1], 1) if gemm and "#" in key else gemm
                 rate = f"{flops * gemm[1] / (t * 1e-6) / 1e12:8.0f}" if gemm else " " * 8
                 print(f"{t:9.1f} {calls:5.1f} {rate}  {(gemm[0] + ': ') if gemm else ''}{key[:100]}")
     under = "float32 layer under torch.autocast(dtype)" if args.autocast else "layer in dtype"

@@ -20,9 +20,10 @@ from fusegen.frontend import load_model_file, model_spec  # noqa: E402
 from helpers import import_file, prebuild  # noqa: E402
 
 
-def step_kernel_times(model, x, grad, reps):
+def step_kernel_times(model, x, grad, reps, by_launch=False):
     """kernel name -> (microseconds per forward+backward step, launches per step) of model(x).backward(grad),
-    after three warm-up steps (builds loaded, allocator primed)."""
+    after three warm-up steps (builds loaded, allocator primed). by_launch: a kernel launched several times a
+    step gets a row per launch, in launch order ("name #1", "name #2": e.g. dx and dW on one GEMM kernel)."""
     for _ in range(3):
         model.zero_grad(set_to_none=True)
         model(x).backward(grad)
@@ -33,6 +34,18 @@ def step_kernel_times(model, x, grad, reps):
             model(x).backward(grad)
         torch.cuda.synchronize()
     rows = collections.defaultdict(lambda: [0.0, 0.0])
+    if by_launch:
+        kernels = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+                         key=lambda e: e.time_range.start)
+        per_step = collections.Counter(e.name for e in kernels)
+        seen = collections.Counter()
+        for e in kernels:
+            n = per_step[e.name] // reps
+            key = e.name if n <= 1 else f"{e.name} #{seen[e.name] % n + 1}"
+            seen[e.name] += 1
+            rows[key][0] += e.time_range.elapsed_us() / reps
+            rows[key][1] += 1 / reps
+        return {k: tuple(v) for k, v in rows.items()}
     for e in prof.key_averages():
         t = getattr(e, "device_time_total", None)
         t = getattr(e, "cuda_time_total", 0.0) if t is None else t
