@@ -372,14 +372,17 @@ __device__ __forceinline__ float gn_affine(float xhat, float gamma, float beta) 
 __device__ __forceinline__ float lin_bias(const elem_t* bias, int col) { return HAS_BIAS ? as_op(load(bias + col)) : 0.f; }
 // The Linear's output z from the accumulator, as the reference's Linear writes it: in its operand type (as_op; the
 // tensors' own but under autocast).
+__device__ __forceinline__ float linear_out(float acc, float bias) { return as_op(acc + bias); }
 __device__ __forceinline__ float linear_out(float acc, const elem_t* bias, int col) {
-  return as_op(acc + lin_bias(bias, col));
+  return linear_out(acc, lin_bias(bias, col));
 }
 __device__ __forceinline__ float gn_gamma(const elem_t* gamma, int col) { return GN_AFFINE ? load(gamma + col) : 1.f; }
 __device__ __forceinline__ float gn_beta(const elem_t* beta, int col) { return GN_AFFINE ? load(beta + col) : 0.f; }
 
-// rstd = 1 / sqrt(var + eps) with var the biased variance, as GroupNorm defines it.
-__device__ __forceinline__ double gn_rstd(double m2, int count, float eps) { return 1.0 / sqrt(m2 / count + eps); }
+// rstd = 1 / sqrt(var + eps) with var the biased variance, as GroupNorm defines it. rsqrt (1 ulp in double) and a
+// multiply by the constant 1 / count (exact for a power of two): a short dependent chain where a division and a
+// square root were two long ones, in every row's statistics of the epilogues.
+__device__ __forceinline__ double gn_rstd(double m2, int count, float eps) { return rsqrt(m2 * (1.0 / count) + eps); }
 }  // namespace fg
 
 // ---- GEMM engine: plain fp32 FFMA (portable: any sm), register-staged double buffer ----
@@ -1723,53 +1726,81 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
 // 16 w + g + 8. A power-of-two group of GW <= 16 channels of one row therefore lives in SPAN lanes 4 apart
 // (the same t), VPT values each: its statistics are register adds plus shuffles (two-pass, in double); z
 // and the output are written once, straight from registers (8 lanes cover 32 consecutive bytes of a row).
+// Rows go ROWS_IN_FLIGHT at a time, each step of the statistics for all of them before the next: one row's
+// statistics are a long dependent chain (shuffles, the mean, the variance, rstd), and a tile's epilogue walked
+// row by row was latency-bound (the forward at 256 x 128 tiles: 135 us of a 320 us kernel whose mainloop alone
+// takes 185; benchmarks/wgmma_layout_bench.py).
 namespace fg {
 template <class E>
 __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::ACC_M][E::ACC_N], const ForwardArgs& a,
                                                           int M, int N, int m0, int n0) {
   constexpr int VPT = GW >= 16 ? 2 : 1;        // a lane's values of one group and row (its two columns)
   constexpr int SPAN = GW / VPT;               // lanes sharing the group, 4 apart
+  constexpr int ROWS_IN_FLIGHT = 8;
   static_assert(GW <= 16 && (GW & (GW - 1)) == 0 && E::ACC_N == 2, "group does not fit a warp's columns");
+  static_assert(E::ACC_M % ROWS_IN_FLIGHT == 0, "rows in flight must divide a thread's rows");
   const int G = N / GW;
+  const bool first = ((threadIdx.x % 32) / 4) % SPAN == 0;  // the group's first lane writes its statistics
 #pragma unroll
-  for (int i = 0; i < E::ACC_M; ++i) {
-    const int row = m0 + E::row(i);
+  for (int q = 0; q < 2 / VPT; ++q) {  // the lane's groups in a row: one (GW = 16) or two
+    const int col0 = n0 + E::col(q);   // this lane's first column of the group
+    float bias[VPT], gamma[VPT], beta[VPT];  // the lane's columns' parameters, loaded once for all its rows
 #pragma unroll
-    for (int q = 0; q < 2 / VPT; ++q) {  // the lane's groups in this row: one (GW = 16) or two
-      const int col0 = n0 + E::col(q);   // this lane's first column of the group
-      const bool in = row < M && col0 < N;  // a group is wholly inside N or wholly outside (N % GW == 0)
-      float zv[VPT], v[VPT];  // the Linear's output, and the GroupNorm's input after the pre stages
-      double s = 0.0;
+    for (int e = 0; e < VPT; ++e) {
+      const int col = n0 + E::col(q + e);
+      bias[e] = col < N ? lin_bias(a.bias, col) : 0.f;
+      gamma[e] = col < N ? gn_gamma(a.gamma, col) : 0.f;
+      beta[e] = col < N ? gn_beta(a.beta, col) : 0.f;
+    }
 #pragma unroll
-      for (int e = 0; e < VPT; ++e) {
-        const int col = n0 + E::col(q + e);
-        zv[e] = in ? linear_out(acc[i][q + e], a.bias, col) : acc[i][q + e];
-        v[e] = pre_fwd(zv[e], col, a.st);
-        s += v[e];
+    for (int i0 = 0; i0 < E::ACC_M; i0 += ROWS_IN_FLIGHT) {
+      float zv[ROWS_IN_FLIGHT][VPT], v[ROWS_IN_FLIGHT][VPT];  // the Linear's output; the GroupNorm's input
+      double s[ROWS_IN_FLIGHT], m2[ROWS_IN_FLIGHT];
+#pragma unroll
+      for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
+        const bool in = m0 + E::row(i0 + b) < M && col0 < N;  // a group is wholly inside N or outside
+        s[b] = 0.0;
+#pragma unroll
+        for (int e = 0; e < VPT; ++e) {
+          const int col = n0 + E::col(q + e);
+          zv[b][e] = in ? linear_out(acc[i0 + b][q + e], bias[e]) : acc[i0 + b][q + e];
+          v[b][e] = pre_fwd(zv[b][e], col, a.st);
+          s[b] += v[b][e];
+        }
       }
 #pragma unroll
-      for (int o = 4; o < 4 * SPAN; o *= 2) s += __shfl_xor_sync(0xffffffffu, s, o);  // every lane shuffles
-      const double mean_d = s / GW;
-      double m2 = 0.0;
+      for (int o = 4; o < 4 * SPAN; o *= 2)  // every lane shuffles
 #pragma unroll
-      for (int e = 0; e < VPT; ++e) { const double d = v[e] - mean_d; m2 = fma(d, d, m2); }
+        for (int b = 0; b < ROWS_IN_FLIGHT; ++b) s[b] += __shfl_xor_sync(0xffffffffu, s[b], o);
 #pragma unroll
-      for (int o = 4; o < 4 * SPAN; o *= 2) m2 += __shfl_xor_sync(0xffffffffu, m2, o);
-      const double rstd_d = gn_rstd(m2, GW, a.eps);
-      if (!in) continue;
-      const float mean = (float)mean_d, rstd = (float)rstd_d;
-      if (((threadIdx.x % 32) / 4) % SPAN == 0) {  // the group's first lane
-        const long long group = (long long)row * G + col0 / GW;
-        a.mean[group] = mean_d;
-        a.rstd[group] = rstd_d;
+      for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
+        s[b] /= GW;  // the mean
+        m2[b] = 0.0;
+#pragma unroll
+        for (int e = 0; e < VPT; ++e) { const double d = v[b][e] - s[b]; m2[b] = fma(d, d, m2[b]); }
       }
 #pragma unroll
-      for (int e = 0; e < VPT; ++e) {
-        const int col = n0 + E::col(q + e);
-        const long long o = (long long)row * N + col;
-        a.out[o] = to_out(post_fwd(gn_affine(gn_xhat(v[e], mean, rstd), gn_gamma(a.gamma, col), gn_beta(a.beta, col)),
-                                     col, a.st));
-        if (a.z) a.z[o] = zv[e];
+      for (int o = 4; o < 4 * SPAN; o *= 2)
+#pragma unroll
+        for (int b = 0; b < ROWS_IN_FLIGHT; ++b) m2[b] += __shfl_xor_sync(0xffffffffu, m2[b], o);
+#pragma unroll
+      for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
+        const int row = m0 + E::row(i0 + b);
+        if (row >= M || col0 >= N) continue;
+        const double mean_d = s[b], rstd_d = gn_rstd(m2[b], GW, a.eps);
+        const float mean = (float)mean_d, rstd = (float)rstd_d;
+        if (first) {
+          const long long group = (long long)row * G + col0 / GW;
+          a.mean[group] = mean_d;
+          a.rstd[group] = rstd_d;
+        }
+#pragma unroll
+        for (int e = 0; e < VPT; ++e) {
+          const int col = n0 + E::col(q + e);
+          const long long o = (long long)row * N + col;
+          a.out[o] = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[e], beta[e]), col, a.st));
+          if (a.z) a.z[o] = zv[b][e];
+        }
       }
     }
   }
