@@ -2071,6 +2071,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_forward_kernel(const 
                                                                           const __grid_constant__ CUtensorMap p_lo,
                                                                           const __grid_constant__ CUtensorMap r,
                                                                           ForwardArgs a, SplitK sk) {
+#ifndef FG_NO_WGMMA  // (other targets: an empty stub, never launched)
   extern __shared__ __align__(16) float smem[];
   const int N = FIXED_N ? FIXED_N : a.N, K = FIXED_K ? FIXED_K : a.K;
   const int m0 = blockIdx.x * Wgmma::TILE_M, n0 = blockIdx.y * BN;
@@ -2084,6 +2085,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_forward_kernel(const 
     if (!split_k_finish<Wgmma>(acc, sk)) return;
     gn_epilogue_fragment_rows<Wgmma>(acc, a, a.M, N, m0, n0);
   }
+#endif
 }
 
 // C (rows x cols, row stride ldc) = sum over `reduce` of P(row, .) R(., col), R's columns contiguous:
@@ -2093,6 +2095,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __
                                                                         const __grid_constant__ CUtensorMap r,
                                                                         elem_t* __restrict__ C, int rows, int cols,
                                                                         int reduce, SplitK sk) {
+#ifndef FG_NO_WGMMA  // (other targets: an empty stub, never launched)
   extern __shared__ __align__(16) float smem[];
   const int m0 = blockIdx.x * Wgmma::TILE_M, n0 = blockIdx.y * BN;
   const int k0 = blockIdx.z * sk.slice, k_len = min(sk.slice, reduce - k0);
@@ -2105,6 +2108,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __
     if (!split_k_finish<Wgmma>(acc, sk)) return;
     store_fragments<Wgmma>(acc, C, cols, rows, cols, m0, n0);
   }
+#endif
 }
 
 static const char* last_error() {

@@ -26,9 +26,10 @@ SHAPES = [(1, 8, 8, 2), (3, 17, 24, 3), (37, 200, 160, 10), (64, 1000, 512, 1), 
 
 
 # The engines a module's GEMMs may run on, as plan() arguments: mma.sync (planned for sm_80), and on an sm_90
-# GPU wgmma (its small batches and unaligned operands still on mma.sync) on 128-row tiles and on 256-row ones
+# GPU wgmma (its small batches and unaligned operands still on mma.sync) on the planned 256-row tiles and on
+# 128-row ones
 ENGINES = {"mma": {"arch": (8, 0)}, "wgmma": {"arch": (9, 0)},
-           "wgmma-m256": {"arch": (9, 0), "tile": fusegen.WgmmaTile(block_m=256, block_n=128, stages=4)}}
+           "wgmma-m128": {"arch": (9, 0), "tile": fusegen.WgmmaTile(block_m=128, block_n=128, stages=4)}}
 
 
 def _engines():

@@ -32,6 +32,10 @@ FALLBACK_MAX_ROWS = 128  # the SIMT and mma.sync tiles' rows at most (beside a t
 # candidates on the H200 at 1024 x 8192 -> 8192 (fusegen tune, session 14: 0.63 / 2.20 ms against 0.82 / 2.77
 # for the fp32 engines' k32)
 HALF_TILE = MmaTile(block_k=64)
+# 16-bit wgmma: 256-row tiles (wgmma n256, 128 accumulators a consumer thread) read a quarter fewer operand bytes
+# a flop than 128 x 128 ones; measured on the H200 at the headline, bf16: 0.993 against 1.148 ms forward+backward
+# (tests/gpu-results/h200-2026-11-25-s16, run 17). The default where the tuning table has no entry.
+HALF_WGMMA_TILE = WgmmaTile(block_m=256, block_n=128, stages=4)
 GEMV_ROWS = 4  # forward GEMMs of at most this many rows run on the few-rows FFMA engine (tensor-core plans)
 EXACT_DX_MAX_INPUT = 8  # see Plan.exact_dx_max_input
 EXACT_MAX_TILE_MACS = 1 << 22  # see Plan.exact_max_tile_macs
@@ -355,7 +359,8 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         tuned_for = gpu if tile else ""
     if tile is None:
         sm90 = arch is not None and tuple(arch) == WGMMA_ARCH
-        tile = (WgmmaTile() if sm90 else HALF_TILE if half else MmaTile()) if tensor_cores else GemmTile()
+        tile = ((HALF_WGMMA_TILE if half else WgmmaTile()) if sm90 else HALF_TILE if half else MmaTile()) \
+            if tensor_cores else GemmTile()
     mainloop = ENGINES[type(tile)]
     if half:  # the engine of the operands' own type (a 16-bit stage is the fp32 engine's size in bytes)
         mainloop = mainloop.replace("tf32", operand.short)
