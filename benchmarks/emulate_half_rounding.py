@@ -7,6 +7,7 @@ the draws tests/test_gpu_dtypes.py makes (seed batch * 7 + input, x then the out
     PYTHONPATH=. python3 benchmarks/emulate_half_rounding.py BATCH INPUT HIDDEN GROUPS {bf16,f16} DIST [DRAWS]
         [--unrounded z|dz]   (leave that rounding out: which one the gradients' error comes from)
         [--gpu]              (eager on the GPU too: where it departs from eager on the CPU)
+        [--seed S]           (the weights' seed, torch.manual_seed; 0 by default, test_random_shapes_per_dtype's k)
         [--per-draw]         (each draw's dz error and its sign flips: elements whose emulated y and fp64's fall on
                               two sides of 0, where LeakyReLU's gradient is 2 on one side and 0.02 on the other)
 """
@@ -75,10 +76,11 @@ def main():
     ap.add_argument("--unrounded", choices=["z", "dz"], default=None)
     ap.add_argument("--gpu", action="store_true")
     ap.add_argument("--per-draw", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     batch, input_size, hidden, groups = args.sizes
     dt = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
-    torch.manual_seed(0)
+    torch.manual_seed(args.seed)
     ref = Layer(input_size, hidden, groups).to(dt)
     ref64 = copy.deepcopy(ref).double()
     ref_gpu = copy.deepcopy(ref).cuda() if args.gpu else None

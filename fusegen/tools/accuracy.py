@@ -88,6 +88,23 @@ def kink_tolerance(x, W, b, gamma, groups, eps):
     return (z_err * rstd).expand_as(zg).reshape(z.shape) * gamma.abs() + 8 * u
 
 
+def kink_tolerance_rounded_z(x, W, b, gamma, groups, eps, unit):
+    """Per element of y: how far from 0 y can land on the other side of LeakyReLU's kink when the Linear's output z
+    is rounded to a type of unit roundoff `unit` before the GroupNorm (a 16-bit layer, or one under autocast).
+
+    Near the kink z is near its group's mean: its rounding moves it by about unit * |mean|, the mean by about
+    unit * rms(z) / sqrt(group width); rstd * |gamma| carries both to y (rstd's own change multiplies a y near 0).
+    A factor 2 of margin: emulated (benchmarks/emulate_half_rounding.py's rounding, 7 shapes of tests/
+    test_gpu_dtypes.py in bf16 and fp16), all 320 flips lay within 0.48 of this, and 1 element in 10^3 inside it.
+    """
+    x, W, b, gamma = (t.double() for t in (x, W, b, gamma))
+    z = x @ W.t() + b
+    zg = z.view(z.shape[0], groups, z.shape[1] // groups)
+    rstd = 1.0 / torch.sqrt(zg.var(-1, unbiased=False, keepdim=True) + eps)
+    moves = zg.mean(-1, keepdim=True).abs() + zg.square().mean(-1, keepdim=True).sqrt() / zg.shape[-1] ** 0.5
+    return (2 * unit * rstd * moves).expand_as(zg).reshape(z.shape) * gamma.abs() + 8 * U
+
+
 def truth_for(tested_out, y64, tol, fn, grad):
     """fp64 out and gradients with the kink resolved as `tested_out` resolved it, where that is within `tol`.
 
