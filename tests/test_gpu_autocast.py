@@ -56,7 +56,7 @@ def test_headline_under_autocast_matches_the_reference_under_it(dtype, shape, en
     torch.manual_seed(0)
     new = module.ModelNew(input_size, hidden, groups).cuda()
     check_against_reference(new, ref, batch, input_size, "normal", torch.float32, f"headline {dtype} {shape}",
-                            autocast=DTYPES[dtype])
+                            autocast=DTYPES[dtype], headline=True)
     with pytest.raises(RuntimeError, match="rendered for torch.autocast"):  # and outside autocast it refuses
         new(torch.zeros(2, input_size, device="cuda"))
 
