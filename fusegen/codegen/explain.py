@@ -204,11 +204,12 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
          TF32: "- Fastest, but ~3e-4 relative error: not a drop-in where results are compared at 1e-4.",
          FP32: "- Portable and exact to fp32, at SIMT speed (slower than cuBLAS's SGEMM on big layers).",
          "bf16": "- bfloat16 accuracy (8-bit significand), as the reference in bfloat16. Speed (H200, 1024 x "
-                 "8192): the wgmma engine's GEMMs at 450-530 TFLOP/s, 57-68% of the dense peak; 0.30 / 1.12 ms "
-                 "forward / forward+backward against eager's 0.55 / 1.47 and torch.compile's 0.20 / 1.32; the "
-                 "mma.sync engine (sm_80, and sm_90 where wgmma cannot read the operands) at 190-245.",
+                 "8192, 256 x 128 tiles): the wgmma engine's GEMMs at 570-740 TFLOP/s alone (the forward's with "
+                 "its GroupNorm epilogue 515); 0.27 / 1.00 ms forward / forward+backward against eager's 0.55 / "
+                 "1.47 and torch.compile's 0.20 / 1.32; the mma.sync engine (sm_80, and sm_90 where wgmma cannot "
+                 "read the operands) at 190-245.",
          "f16": "- float16 accuracy (11-bit significand, range to 65504), as the reference in float16. Speed as "
-                "bfloat16's (H200, 1024 x 8192: 0.30 / 1.16 ms)."}[
+                "bfloat16's (H200, 1024 x 8192: 0.27 / 0.99 ms)."}[
             plan.precision],
         "- GPUs: " + {"wgmma_tf32": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
                       "wgmma_bf16": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
