@@ -1,6 +1,10 @@
 """CPU checks of the accuracy bar's fp64 truth (tests/helpers.py): it must equal the reference model in float64,
-and the kink rule must only forgive elements within fp32 rounding of LeakyReLU's kink."""
+and the kink rule must only forgive elements within fp32 rounding of LeakyReLU's kink (within 16-bit rounding of z
+for the 16-bit modules' bar, tests/test_gpu_dtypes.py)."""
+import pytest
 import torch
+
+from fusegen.tools.accuracy import kink_tolerance_rounded_z
 
 from helpers import NAMES, layer_fp64, kink_tolerance, reference_namespace, run_layer, truth_for
 
@@ -51,3 +55,23 @@ def test_kink_tolerance_covers_fp32_rounding_and_little_more():
     assert tol.shape == y.shape
     assert ((y32 - y).abs() <= tol).all()
     assert (tol < 1e-3 * y.abs().max()).all()
+
+
+@pytest.mark.parametrize("dtype,unit", [(torch.bfloat16, 2.0 ** -8), (torch.float16, 2.0 ** -11)])
+def test_kink_tolerance_of_rounded_z_covers_every_flip_and_little_more(dtype, unit):
+    """z rounded to 16 bits before the GroupNorm (fp64 otherwise): every y that lands on the other side of 0 than
+    fp64's lies within the tolerance, and few elements do (the tolerance forgives those alone)."""
+    flips = inside = total = 0
+    for seed, groups in [(0, 32), (1, 8), (2, 128), (3, 1)]:
+        ref, x, grad, fn = _setup(batch=64, inp=256, hidden=512, groups=groups, seed=seed)
+        W, b, gamma = ref.fc.weight.to(dtype).double(), ref.fc.bias.to(dtype).double(), ref.gn.weight
+        x = x.to(dtype).double()
+        z = x @ W.t() + b
+        y64 = torch.nn.functional.group_norm(z, groups, eps=ref.gn.eps) * gamma
+        y16 = torch.nn.functional.group_norm(z.to(dtype).double(), groups, eps=ref.gn.eps) * gamma
+        tol = kink_tolerance_rounded_z(x, W, b, gamma, groups, ref.gn.eps, unit)
+        flipped = y16.sign() != y64.sign()
+        assert (y64.abs()[flipped] <= tol[flipped]).all(), (seed, groups)
+        flips, inside, total = flips + int(flipped.sum()), inside + int((y64.abs() <= tol).sum()), total + y64.numel()
+    assert flips > 0  # (the draws do reach the kink)
+    assert inside < 0.01 * total, (inside, total)
