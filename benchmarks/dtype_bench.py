@@ -28,10 +28,10 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from kernel_times import step_kernel_times  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-# kernel name -> which GEMM it runs (M, N, K of the layer: batch, hidden, input)
-# kernel name -> (which GEMMs it runs in a step, how many); the wgmma engine runs dx and dw through one kernel
-GEMMS = {"linear_gn_forward_kernel": ("forward", 1), "wgmma_forward_kernel": ("forward", 1),
-         "grad_input_kernel": ("dx", 1), "grad_weight_kernel": ("dw", 1), "wgmma_store_kernel": ("dx and dw", 2)}
+# kernel name -> the GEMM each of its launches in a step runs, in launch order (each the layer's M x N x K: batch,
+# hidden, input); the wgmma engine runs dx and then dw through one kernel
+GEMMS = {"linear_gn_forward_kernel": ("forward",), "wgmma_forward_kernel": ("forward",),
+         "grad_input_kernel": ("dx",), "grad_weight_kernel": ("dw",), "wgmma_store_kernel": ("dx", "dw")}
 
 
 class UnderAutocast(torch.nn.Module):
@@ -112,10 +112,10 @@ def main():
             xg = x.clone().requires_grad_()  # (x needs its gradient, as in time_layer's forward+backward)
             for key, (t, calls) in sorted(step_kernel_times(models[label], xg, g, args.reps, by_launch=True).items(),
                                           key=lambda kv: -kv[1][0]):
-                gemm = next((v for name, v in GEMMS.items() if name in key), None)
-                gemm = (gemm[0].split(" and ")[int(key[-1]) - 1], 1) if gemm and "#" in key else gemm
-                rate = f"{flops * gemm[1] / (t * 1e-6) / 1e12:8.0f}" if gemm else " " * 8
-                print(f"{t:9.1f} {calls:5.1f} {rate}  {(gemm[0] + ': ') if gemm else ''}{key[:100]}")
+                launches = next((v for name, v in GEMMS.items() if name in key), None)  # ("name #i": launch i)
+                gemm = launches[int(key.rsplit("#", 1)[1]) - 1 if "#" in key else 0] if launches else None
+                rate = f"{flops / (t * 1e-6) / 1e12:8.0f}" if gemm else " " * 8
+                print(f"{t:9.1f} {calls:5.1f} {rate}  {(gemm + ': ') if gemm else ''}{key[:100]}")
     under = "float32 layer under torch.autocast(dtype)" if args.autocast else "layer in dtype"
     print(f"\n{gpu}, batch {m}, init {input_size},{hidden},{groups}, {under}; medians of {args.reps} x {args.inner} calls")
     print(f"{'dtype':<9} {'layer':<32} {'forward ms':>10} {'fwd+bwd ms':>10} {'out err vs fp64':>16}")

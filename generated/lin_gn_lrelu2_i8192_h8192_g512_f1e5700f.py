@@ -1505,7 +1505,7 @@ static long long split_scratch(long long rows, long long cols, bool split) {
 
 // ---- epilogue stage: the accumulator tile through shared memory, half by half ----
 // Stages after the GEMM that read whole rows of the tile (a GroupNorm group wider than a fragment, a coalesced
-// store) cross the threads' fragments. BM/2 rows at a time keep it under 48 KB of shared memory.
+// store) cross the threads' fragments, half the engine's tile rows at a time (epilogue_smem_floats).
 namespace fg {
 constexpr int CS_STRIDE = BN + 1;  // odd stride: a sub-warp reading one row's channels hits distinct banks
 template <class E>

@@ -15,7 +15,7 @@ import torch
 from helpers import gpu_available, import_file, prebuild, reference_namespace, selected_params
 
 import fusegen
-from fusegen.tools.accuracy import draw_input, kink_tolerance_rounded_z, layer_fp64, truth_for
+from fusegen.tools.accuracy import draw_input, headline_truths, kink_tolerance_rounded_z
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
 
@@ -65,22 +65,6 @@ MIN_VALUES = 4096
 GRAD_VALUES = 1 << 21
 MAX_DRAWS = 16
 UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}
-
-
-
-def _kinked_truths(ref, x, g, unit, tested):
-    """For the headline layer: per tested output (name -> out), the fp64 out and gradients with LeakyReLU's side
-    taken as that output took it where fp64's y lies within a 16-bit z's rounding of the kink (and the count)."""
-    params = (ref.fc.weight, ref.fc.bias, ref.gn.weight, ref.gn.bias)
-    groups, eps, slope = ref.gn.num_groups, ref.gn.eps, ref.leaky_relu.negative_slope
-
-    def fn(positive):
-        return layer_fp64(x, *params, groups, eps, slope, positive)
-
-    with torch.no_grad():
-        y64 = fn(torch.ones(x.shape[0], ref.fc.weight.shape[0], dtype=torch.bool, device=x.device))[0] / 2
-        tol = kink_tolerance_rounded_z(x, *params[:3], groups, eps, unit)
-    return {name: truth_for(out.double(), y64, tol, fn, g) for name, out in tested.items()}
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
@@ -145,7 +129,9 @@ def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, 
         values += truth[0].numel()
         truths = {"new": truth, "ref": truth}
         if headline:  # LeakyReLU's side taken as each took it within 16-bit rounding of the kink
-            kinked = _kinked_truths(ref, x, g, UNIT_ROUNDOFF[autocast or in_dtype], {"new": new_t[0], "ref": ref_t[0]})
+            unit = UNIT_ROUNDOFF[autocast or in_dtype]
+            kinked = headline_truths(ref, x, g, {"new": new_t[0].double(), "ref": ref_t[0].double()},
+                                     lambda *layer: kink_tolerance_rounded_z(*layer, unit))
             truths = {name: t for name, (t, _) in kinked.items()}
             for name, (_, n) in kinked.items():
                 flips[name] += n

@@ -120,6 +120,22 @@ def truth_for(tested_out, y64, tol, fn, grad):
     return [out.detach()] + [t.grad for t in leaves], int(ambiguous.sum())
 
 
+def headline_truths(ref, x, grad, tested, tolerance):
+    """For the headline layer `ref` (fc -> gn -> leaky_relu -> x + x): per tested output (name -> out), truth_for's
+    fp64 out and gradients and its count, fp64's y ambiguous within tolerance(x, W, b, gamma, groups, eps) of the
+    kink (kink_tolerance: fp32 rounding; kink_tolerance_rounded_z: a 16-bit z's)."""
+    params = (ref.fc.weight, ref.fc.bias, ref.gn.weight, ref.gn.bias)
+    groups, eps, slope = ref.gn.num_groups, ref.gn.eps, ref.leaky_relu.negative_slope
+
+    def fn(positive):
+        return layer_fp64(x, *params, groups, eps, slope, positive)
+
+    with torch.no_grad():
+        y64 = fn(torch.ones(x.shape[0], ref.fc.weight.shape[0], dtype=torch.bool, device=x.device))[0] / 2
+        tol = tolerance(x, *params[:3], groups, eps)
+    return {name: truth_for(out, y64, tol, fn, grad) for name, out in tested.items()}
+
+
 # TF32's documented tolerance: every tensor within TF32_REL_ERR (normwise, vs fp64) or, on ill-conditioned
 # problems, within 4x the fp32 reference's own error scaled by the unit-roundoff ratio 2^-11 / 2^-24.
 TF32_REL_ERR = 2e-3
@@ -242,19 +258,11 @@ def compare(model_new_cls, reference_cls, spec, batch, seed, device="cuda", stri
     ours = run_layer(new, x, grad, torch.float32)
     fp32 = run_layer(ref, x, grad, torch.float32)
 
-    eps, slope, groups = ref.gn.eps, ref.leaky_relu.negative_slope, spec.num_groups
-    params = (ref.fc.weight, ref.fc.bias, ref.gn.weight, ref.gn.bias)
-
-    def fn(positive):
-        return layer_fp64(x, *params, groups, eps, slope, positive)
-
-    with torch.no_grad():
-        y64 = fn(torch.ones_like(x[:, :1].expand(batch, spec.hidden_size), dtype=torch.bool))[0] / 2
-        tol = kink_tolerance(x, ref.fc.weight, ref.fc.bias, ref.gn.weight, groups, eps)
-        if tf32:  # TF32 operands: pre-activations within TF32's (not fp32's) rounding of the kink are ambiguous
-            tol = tol * TF32_ROUNDOFF_RATIO
-    truth_ours, flips_ours = truth_for(ours[0], y64, tol, fn, grad)
-    truth_fp32, flips_fp32 = truth_for(fp32[0], y64, tol, fn, grad)
+    # TF32 operands: pre-activations within TF32's (not fp32's) rounding of the kink are ambiguous
+    scale = TF32_ROUNDOFF_RATIO if tf32 else 1.0
+    truths = headline_truths(ref, x, grad, {"ours": ours[0], "fp32": fp32[0]},
+                             lambda *layer: kink_tolerance(*layer) * scale)
+    (truth_ours, flips_ours), (truth_fp32, flips_fp32) = truths["ours"], truths["fp32"]
     where = f"({spec}, batch {batch}, seed {seed}, {dist} input); kink flips taken: ours {flips_ours}, " \
             f"fp32 reference {flips_fp32}"
     from ..frontend import trace_model
