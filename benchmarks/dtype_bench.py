@@ -31,7 +31,10 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 # kernel name -> the GEMM each of its launches in a step runs, in launch order (each the layer's M x N x K: batch,
 # hidden, input); the wgmma engine runs dx and then dw through one kernel
 GEMMS = {"linear_gn_forward_kernel": ("forward",), "wgmma_forward_kernel": ("forward",),
-         "grad_input_kernel": ("dx",), "grad_weight_kernel": ("dw",), "wgmma_store_kernel": ("dx", "dw")}
+         "grad_input_kernel": ("dx",), "grad_weight_kernel": ("dw",),
+         # (dW reads dz row-contiguous where the engine can: its own instance; else dx and dW share one)
+         "wgmma_store_kernel<false>": ("dw",), "wgmma_store_kernel<(bool)0>": ("dw",),
+         "wgmma_store_kernel": ("dx", "dw")}
 
 
 class UnderAutocast(torch.nn.Module):
@@ -58,6 +61,9 @@ def main():
                     help="the float32 layer under torch.autocast(dtype) instead: fusegen's --autocast module, eager "
                          "and torch.compile each called under it")
     ap.add_argument("--variants", default="", help="TILE:STRATEGY,... fusegen modules to time instead of the planned")
+    ap.add_argument("--build-only", action="store_true",
+                    help="build the modules (into the shared build cache) and stop: a device call builds them beside "
+                         "other work, then times with nothing else on the GPU")
     args = ap.parse_args()
     input_size, hidden, groups = (int(v) for v in args.init.split(","))
     dtypes = args.dtypes.split(",")
@@ -77,6 +83,8 @@ def main():
     failed = _build_all(list(paths.values()), len(paths))
     if failed:
         raise SystemExit("builds failed:\n" + "\n".join(f"{p}: {err}" for p, err in failed.items()))
+    if args.build_only:
+        return
     m, n, k = args.batch, hidden, input_size
     flops = 2.0 * m * n * k
     table = []

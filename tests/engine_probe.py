@@ -93,9 +93,10 @@ torch::Tensor run(int64_t variant, torch::Tensor A, torch::Tensor B, int64_t M, 
 
 WGMMA_PROBE = r"""
 namespace fg {
-// C (rows x cols, row-major fp32) = P R^T with P rows x K row-major and R cols x K row-major (R_K_FAST) or
-// K x cols row-major: the 16-bit wgmma engine's mainloop alone, its fragment stored through row() / col().
-template <bool R_K_FAST>
+// C (rows x cols, row-major fp32) = P R^T with P rows x K row-major (P_K_FAST) or K x rows row-major (row stride
+// rows rounded up to 8), and R cols x K row-major (R_K_FAST) or K x cols row-major: the 16-bit wgmma engine's
+// mainloop alone, its fragment stored through row() / col().
+template <bool R_K_FAST, bool P_K_FAST>
 __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_probe(const __grid_constant__ CUtensorMap p,
                                                                  const __grid_constant__ CUtensorMap r, float* C,
                                                                  int rows, int cols, int K) {
@@ -103,10 +104,10 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_probe(const __grid_co
   const int m0 = blockIdx.x * Wgmma::TILE_M, n0 = blockIdx.y * BN;
   const Wgmma::Ring q = Wgmma::ring(smem);
   if (threadIdx.x >= Wgmma::EPI_THREADS) {
-    Wgmma::produce<R_K_FAST>(q, p, p, r, 0, K, m0, n0);
+    Wgmma::produce<R_K_FAST, P_K_FAST>(q, p, p, r, 0, K, m0, n0);
   } else {
     float acc[Wgmma::ACC_M][Wgmma::ACC_N];
-    Wgmma::consume<R_K_FAST>(q, acc, K);
+    Wgmma::consume<R_K_FAST, P_K_FAST>(q, acc, K);
     for (int i = 0; i < Wgmma::ACC_M; ++i)
       for (int j = 0; j < Wgmma::ACC_N; ++j) {
         const int m = m0 + Wgmma::row(i), n = n0 + Wgmma::col(j);
@@ -115,27 +116,34 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_probe(const __grid_co
   }
 }
 
-template <bool R_K_FAST>
+template <bool R_K_FAST, bool P_K_FAST>
 static const char* wgmma_run(const elem_t* P, const elem_t* R, float* C, int rows, int cols, int K) {
   CUtensorMap maps[2];
-  if (const char* err = tensor_map(&maps[0], P, rows, K, K, Wgmma::TILE_M)) return err;
+  if (const char* err = P_K_FAST ? tensor_map(&maps[0], P, rows, K, K, Wgmma::TILE_M)
+                                 : tensor_map(&maps[0], P, K, rows, (rows + 7) / 8 * 8, Wgmma::BK)) return err;
   if (const char* err = R_K_FAST ? tensor_map(&maps[1], R, cols, K, K, BN) : tensor_map(&maps[1], R, K, cols, cols, Wgmma::BK))
     return err;
   const int bytes = Wgmma::SMEM_FLOATS * 4;
-  cudaError_t e = cudaFuncSetAttribute(wgmma_probe<R_K_FAST>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  cudaError_t e = cudaFuncSetAttribute(wgmma_probe<R_K_FAST, P_K_FAST>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       bytes);
   if (e != cudaSuccess) return cudaGetErrorString(e);
   const dim3 grid((rows + Wgmma::TILE_M - 1) / Wgmma::TILE_M, (cols + BN - 1) / BN);
-  wgmma_probe<R_K_FAST><<<grid, Wgmma::THREADS, bytes>>>(maps[0], maps[1], C, rows, cols, K);
+  wgmma_probe<R_K_FAST, P_K_FAST><<<grid, Wgmma::THREADS, bytes>>>(maps[0], maps[1], C, rows, cols, K);
   e = cudaGetLastError();
   return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
 }
 }  // namespace fg
 
-// variant 0: R k-fast, 1: R column-fast
+// variant bit 0: R column-fast (else k-fast); bit 1: P row-contiguous, K x M (else k-fast)
 const char* fg_probe_run(int variant, const void* A, const void* B, float* C, int M, int N, int K) {
   const auto* P = static_cast<const fg::elem_t*>(A);
   const auto* R = static_cast<const fg::elem_t*>(B);
-  return variant == 0 ? fg::wgmma_run<true>(P, R, C, M, N, K) : fg::wgmma_run<false>(P, R, C, M, N, K);
+  switch (variant) {
+    case 0: return fg::wgmma_run<true, true>(P, R, C, M, N, K);
+    case 1: return fg::wgmma_run<false, true>(P, R, C, M, N, K);
+    case 2: return fg::wgmma_run<true, false>(P, R, C, M, N, K);
+    default: return fg::wgmma_run<false, false>(P, R, C, M, N, K);
+  }
 }
 """
 
@@ -148,8 +156,8 @@ def wgmma_probe_plan(element: str, block_m: int = 128):
 
 
 def wgmma_probe_source(element: str, block_m: int = 128) -> str:
-    """The 16-bit wgmma engine's mainloop alone (sm_90a), with a plan's constants (wgmma_probe_plan), P k-major
-    and R in either layout, through the same tensor maps the launchers build."""
+    """The 16-bit wgmma engine's mainloop alone (sm_90a), with a plan's constants (wgmma_probe_plan), P and R each
+    in either layout, through the same tensor maps the launchers build."""
     env = _environment()
     p = wgmma_probe_plan(element, block_m)
     return "\n".join(["#include <cuda_runtime.h>", "#include <cstring>",

@@ -159,10 +159,12 @@ def test_cuda_source_compiles_without_spills(p, tmp_path):
     # Tensor-core plans with a GroupNorm add grad_input's compensated SIMT form (layers of few inputs), and those
     # with compensated small GEMMs (tf32, groups under 8 channels) the three GEMMs' compensated forms.
     # Tensor-core plans add the few-rows engines' three GEMMs and grad_weight's outer product in its 16-byte and
-    # 4-byte forms (batches of a few rows).
+    # 4-byte forms (batches of a few rows). The 16-bit wgmma engine's store kernel has a second form where grad_weight
+    # reads dz row-contiguous (tiles of whole 64-row boxes).
     extra = 0 if p.mainloop == "simt_fp32" else 3 if p.exact_max_macs or p.exact_max_tile_macs else \
         int(p.exact_dx_max_input > 0)
     extra += 5 if p.gemv_max_rows else 0  # the few-rows engines' three GEMMs, the outer product's two forms
+    extra += int(p.wgmma and p.wgmma_template == "wgmma_half" and p.tile.block_m % 64 == 0)
     expected = {"simt": 8, "mma": 14, "wgmma": 18}[p.mainloop.split("_")[0]] + (p.group_strategy == TWO_STAGE) + extra
     arch_names = {"sm_90a"} if p.arch_flags else {"sm_80", "sm_90"}
     assert len(functions) == len(arch_names) * expected, (functions, stdout[-3000:])
@@ -238,7 +240,7 @@ def test_half_engine_compiles_without_spills(element, tmp_path):
 @pytest.mark.parametrize("element", ["bfloat16", "float16"])
 @pytest.mark.parametrize("block_m", [128, 256])
 def test_wgmma_half_engine_compiles_without_spills(element, block_m, tmp_path):
-    """The 16-bit wgmma engine on its own (tests/engine_probe.py's wgmma probe, both layouts of R) for sm_90a, on
+    """The 16-bit wgmma engine on its own (tests/engine_probe.py's wgmma probe, both layouts of R and of P) for sm_90a, on
     tiles of 128 and 256 rows (a 256-row tile: 128 accumulators a consumer thread); tests/test_gpu_engines.py
     runs it."""
     from engine_probe import wgmma_probe_source
@@ -251,5 +253,6 @@ def test_wgmma_half_engine_compiles_without_spills(element, block_m, tmp_path):
                        universal_newlines=True)
     assert r.returncode == 0, r.stderr[-4000:]
     report = _ptxas_report(r.stderr)
-    assert len(report) >= 2, r.stderr[-2000:]
+    assert len(report) >= 4, r.stderr[-2000:]
     assert all(stores == 0 and loads == 0 for _, _, stores, loads in report), report
+    assert "wgmma.mma_async instructions are serialized" not in r.stderr, r.stderr[-3000:]

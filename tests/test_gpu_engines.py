@@ -69,12 +69,14 @@ _WGMMA = {}
                     reason="needs an sm_90 GPU (wgmma) and nvcc")
 @pytest.mark.parametrize("element", sorted(DTYPES))
 @pytest.mark.parametrize("r_k_fast", [True, False], ids=["R-k-fast", "R-col-fast"])
+@pytest.mark.parametrize("p_k_fast", [True, False], ids=["P-k-fast", "P-row-fast"])
 @pytest.mark.parametrize("dist", ["normal", "lognormal", "row_scales"])
 @pytest.mark.parametrize("block_m", [128, 256])
-def test_wgmma_half_engine_matches_fp64(element, r_k_fast, dist, block_m):
-    """The 16-bit wgmma engine (tests/engine_probe.py's wgmma probe) against fp64, both layouts of R, sizes from
-    one row to several tiles and k tiles (K and the column-fast R's columns multiples of 8: the copy engine's
-    16-byte rows), the output NaN-filled first; tiles of 128 and of 256 P rows (wgmma n128, n256). The bar: the
+def test_wgmma_half_engine_matches_fp64(element, r_k_fast, p_k_fast, dist, block_m):
+    """The 16-bit wgmma engine (tests/engine_probe.py's wgmma probe) against fp64, both layouts of R and of P (P
+    row-contiguous is how dW reads dz: wgmma's B N-major), sizes from one row to several tiles and k tiles (K and
+    the column-fast R's columns multiples of 8: the copy engine's 16-byte rows; a row-contiguous P's row stride
+    padded to 8), the output NaN-filled first; tiles of 128 and of 256 P rows (wgmma n128, n256). The bar: the
     tensor cores' accumulation, truncating at worst (2^-23 an addition), over each promotion interval (none:
     all of k) and the totals' adds."""
     from torch.utils.cpp_extension import load_inline
@@ -88,7 +90,7 @@ def test_wgmma_half_engine_matches_fp64(element, r_k_fast, dist, block_m):
                                   extra_cuda_cflags=["-O3", "-gencode=arch=compute_90a,code=sm_90a"])
     promote = wgmma_probe_plan(element, block_m).promote_every_k
     torch_dtype = DTYPES[element]
-    gen = torch.Generator().manual_seed(3 + r_k_fast)
+    gen = torch.Generator().manual_seed(3 + r_k_fast + 2 * p_k_fast)
     for m, n, k in [(1, 8, 8), (37, 136, 1032), (129, 264, 200), (256, 256, 4096), (600, 136, 264)]:
         a = _draw((m, k), dist, gen).to(torch_dtype)
         w = _draw((n, k), dist, gen).to(torch_dtype)
@@ -96,7 +98,11 @@ def test_wgmma_half_engine_matches_fp64(element, r_k_fast, dist, block_m):
         interval = promote or k
         bound = 2.0 ** -23 * (k / interval + interval + 16) * (a.double().abs() @ w.double().abs().t()) + 1e-30
         R = (w if r_k_fast else w.t()).contiguous().cuda()
-        c = _WGMMA[key].run(0 if r_k_fast else 1, a.contiguous().cuda(), R, m, n, k).double().cpu()
+        P = a.contiguous() if p_k_fast else torch.zeros(k, (m + 7) // 8 * 8, dtype=torch_dtype)
+        if not p_k_fast:
+            P[:, :m] = a.t()
+        variant = (0 if r_k_fast else 1) + (0 if p_k_fast else 2)
+        c = _WGMMA[key].run(variant, P.cuda(), R, m, n, k).double().cpu()
         assert not c.isnan().any(), f"unwritten outputs at {(m, n, k)}"
         worst = ((c - ref).abs() / bound).max().item()
-        assert worst <= 1.0, f"{element} wgmma m{block_m} R k-fast={r_k_fast} {dist} {(m, n, k)}: error {worst:.2f}x the bar"
+        assert worst <= 1.0, f"{element} wgmma m{block_m} R k-fast={r_k_fast} P k-fast={p_k_fast} {dist} {(m, n, k)}: error {worst:.2f}x the bar"

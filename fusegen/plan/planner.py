@@ -214,6 +214,14 @@ class Plan:
         return self.spec.hidden_size // self.row_group_width if self.row_group_width else 0
 
     @property
+    def gn_backward_one_pass(self) -> bool:
+        """The GroupNorm backward is one pass over z and grad_out (a thread a channel, a group's two sums by
+        shuffles, the parameters' column sums per chunk of rows): groups of a power of two up to 32 channels,
+        whose lanes share a warp. Other widths keep the per-group and the per-column kernels (two passes)."""
+        gw = self.group_width
+        return self.group_strategy in (FRAGMENT, TILE_LOCAL, TWO_STAGE) and gw <= 32 and gw & (gw - 1) == 0
+
+    @property
     def needs_z(self) -> bool:
         """The forward writes z even when backward will not run: later kernels of the forward read it."""
         return self.group_strategy in (TWO_STAGE, ROWS, COLS)
