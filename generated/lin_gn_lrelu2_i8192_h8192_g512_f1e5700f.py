@@ -352,9 +352,10 @@ static_assert(ROW_THREADS % LANES == 0, "a sub-warp must not straddle blocks");
 static_assert(32 % LANES == 0, "a sub-warp must not straddle warps");
 
 // Sum over the LANES lanes of a sub-warp; every lane of the warp must call it (full mask).
-// Group statistics are summed in double: it costs nothing next to the GEMM and keeps the normalization's own
-// rounding far below the fp32 GEMM's.
-__device__ __forceinline__ double subwarp_sum(double v) {
+// Group statistics are summed in stat_t: double for fp32 layers (the normalization's own rounding far below the
+// fp32 GEMM's), fp32 for 16-bit ones (the planner's reason).
+template <typename T>
+__device__ __forceinline__ T subwarp_sum(T v) {
 #pragma unroll
   for (int offset = LANES / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset, LANES);
   return v;
@@ -383,6 +384,7 @@ __device__ __forceinline__ float gn_beta(const elem_t* beta, int col) { return G
 // multiply by the constant 1 / count (exact for a power of two): a short dependent chain where a division and a
 // square root were two long ones, in every row's statistics of the epilogues.
 __device__ __forceinline__ double gn_rstd(double m2, int count, float eps) { return rsqrt(m2 * (1.0 / count) + eps); }
+__device__ __forceinline__ float gn_rstd(float m2, int count, float eps) { return rsqrtf(m2 * (1.f / count) + eps); }
 }  // namespace fg
 
 // ---- GEMM engine: plain fp32 FFMA (portable: any sm), register-staged double buffer ----
@@ -1120,6 +1122,13 @@ struct WgmmaPipeline {
   static __device__ __forceinline__ unsigned long long descriptor(const void* tile) {
     return ((smem_addr(tile) & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
   }
+  // The same swizzle with the tile's row index contiguous (N-major, imm-trans-b): boxes of 64 rows (128 bytes) x
+  // k, k rows 128 bytes apart; 8-k groups 1024 bytes apart (stride byte offset), 64-row boxes `box_bytes` apart
+  // (leading byte offset).
+  static __device__ __forceinline__ unsigned long long descriptor_mn(const void* tile, unsigned box_bytes) {
+    return ((smem_addr(tile) & 0x3FFFFu) >> 4) | ((unsigned long long)(box_bytes >> 4) << 16) | (64ull << 32) |
+           (1ull << 62);
+  }
   static __device__ __forceinline__ void fence() {
 #ifndef FG_NO_WGMMA
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -1187,6 +1196,7 @@ struct Wgmma : WgmmaPipeline {
   static_assert(TILE_M % 8 == 0 && TILE_M >= 8 && TILE_M <= 256, "wgmma n must be a multiple of 8 up to 256");
   static_assert(CONSUMERS * 128 * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536, "register file");
   static constexpr int FORWARD_MIN_BLOCKS = 1;
+  static constexpr bool P_MN_OK = false;  // P comes k-contiguous only (its planes are split, and transposed, first)
 
   // Consumer thread (warp w, lane 4g + t) holds, in wgmma's m64nBMk8 accumulator layout, columns
   // 16 w + g + 8 j (j = 0, 1: wgmma's rows) and rows 8 (i / 2) + 2 t + i % 2 (wgmma's columns).
@@ -1269,9 +1279,10 @@ struct Wgmma : WgmmaPipeline {
 
   // The kernels call produce() on the last warpgroup and consume() (then the epilogue) on the others, as the
   // two branches of one if/else: ptxas then gives each side its own register budget (setmaxnreg).
-  template <bool R_K_FAST>
+  template <bool R_K_FAST, bool P_K_FAST = true>
   static __device__ __forceinline__ void produce(const Ring& q, const CUtensorMap& p_hi, const CUtensorMap& p_lo,
                                                  const CUtensorMap& r, int k0, int K, int m0, int n0) {
+    static_assert(P_K_FAST, "the TF32 engine reads P's planes k-contiguous");
 #ifndef FG_NO_WGMMA
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
 #endif
@@ -1364,7 +1375,7 @@ struct Wgmma : WgmmaPipeline {
   }
 
   // acc = the tile's C, on the consumer warpgroups.
-  template <bool R_K_FAST>
+  template <bool R_K_FAST, bool P_K_FAST = true>
   static __device__ __forceinline__ void consume(const Ring& q, float (&acc)[ACC_M][ACC_N], int K) {
 #ifndef FG_NO_WGMMA
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
@@ -1652,7 +1663,7 @@ struct ForwardArgs {
 // ---- epilogue: GroupNorm on the mma fragments, in registers (a group of 16 channels sits in one quad of lanes) ----
 // In the m16n8 accumulator layout lane 4g + t holds columns 2t, 2t + 1 of each 8-column mma tile, so a
 // power-of-two group of GW <= the warp's width lives in QL lanes of one quad, VPT adjacent fragment columns
-// each. Its statistics are register adds plus QL-lane shuffles (two-pass, in double); z and the output are
+// each. Its statistics are register adds plus QL-lane shuffles (two-pass, in stat_t); z and the output are
 // written once, straight from registers.
 namespace fg {
 template <class E>
@@ -1671,7 +1682,7 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
       const int col0 = n0 + E::col(q * VPT);  // this lane's first column of the group
       const bool in = row < M && col0 < N;    // a group is wholly inside N or wholly outside (N % GW == 0)
       float zv[VPT], v[VPT];  // the Linear's output, and the GroupNorm's input after the pre stages
-      double s = 0.0;
+      stat_t s = 0;
 #pragma unroll
       for (int e = 0; e < VPT; ++e) {
         const int col = n0 + E::col(q * VPT + e);
@@ -1681,13 +1692,13 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
       }
 #pragma unroll
       for (int o = QL / 2; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);  // every lane shuffles
-      const double mean_d = s / GW;
-      double m2 = 0.0;
+      const stat_t mean_d = s / GW;
+      stat_t m2 = 0;
 #pragma unroll
-      for (int e = 0; e < VPT; ++e) { const double d = v[e] - mean_d; m2 = fma(d, d, m2); }
+      for (int e = 0; e < VPT; ++e) { const stat_t d = v[e] - mean_d; m2 = fma(d, d, m2); }
 #pragma unroll
       for (int o = QL / 2; o > 0; o /= 2) m2 += __shfl_xor_sync(0xffffffffu, m2, o);
-      const double rstd_d = gn_rstd(m2, GW, a.eps);
+      const stat_t rstd_d = gn_rstd(m2, GW, a.eps);
       if (!in) continue;
       const float mean = (float)mean_d, rstd = (float)rstd_d;
       if (t % QL == 0) {
@@ -1724,7 +1735,7 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
 // ---- epilogue: GroupNorm on the wgmma fragments, in registers (a group of 16 channels sits in one warp's lanes) ----
 // In the wgmma accumulator layout lane 4g + t of warp w holds, for each of its rows, channels 16 w + g and
 // 16 w + g + 8. A power-of-two group of GW <= 16 channels of one row therefore lives in SPAN lanes 4 apart
-// (the same t), VPT values each: its statistics are register adds plus shuffles (two-pass, in double); z
+// (the same t), VPT values each: its statistics are register adds plus shuffles (two-pass, in stat_t); z
 // and the output are written once, straight from registers (8 lanes cover 32 consecutive bytes of a row).
 // Rows go ROWS_IN_FLIGHT at a time, each step of the statistics for all of them before the next: one row's
 // statistics are a long dependent chain (shuffles, the mean, the variance, rstd), and a tile's epilogue walked
@@ -1755,11 +1766,11 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
 #pragma unroll
     for (int i0 = 0; i0 < E::ACC_M; i0 += ROWS_IN_FLIGHT) {
       float zv[ROWS_IN_FLIGHT][VPT], v[ROWS_IN_FLIGHT][VPT];  // the Linear's output; the GroupNorm's input
-      double s[ROWS_IN_FLIGHT], m2[ROWS_IN_FLIGHT];
+      stat_t s[ROWS_IN_FLIGHT], m2[ROWS_IN_FLIGHT];
 #pragma unroll
       for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
         const bool in = m0 + E::row(i0 + b) < M && col0 < N;  // a group is wholly inside N or outside
-        s[b] = 0.0;
+        s[b] = 0;
 #pragma unroll
         for (int e = 0; e < VPT; ++e) {
           const int col = n0 + E::col(q + e);
@@ -1775,9 +1786,9 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
 #pragma unroll
       for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
         s[b] /= GW;  // the mean
-        m2[b] = 0.0;
+        m2[b] = 0;
 #pragma unroll
-        for (int e = 0; e < VPT; ++e) { const double d = v[b][e] - s[b]; m2[b] = fma(d, d, m2[b]); }
+        for (int e = 0; e < VPT; ++e) { const stat_t d = v[b][e] - s[b]; m2[b] = fma(d, d, m2[b]); }
       }
 #pragma unroll
       for (int o = 4; o < 4 * SPAN; o *= 2)
@@ -1787,12 +1798,12 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
       for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
         const int row = m0 + E::row(i0 + b);
         if (row >= M || col0 >= N) continue;
-        const double mean_d = s[b], rstd_d = gn_rstd(m2[b], GW, a.eps);
-        const float mean = (float)mean_d, rstd = (float)rstd_d;
+        const stat_t mean_s = s[b], rstd_s = gn_rstd(m2[b], GW, a.eps);
+        const float mean = (float)mean_s, rstd = (float)rstd_s;
         if (first) {
           const long long group = (long long)row * G + col0 / GW;
-          a.mean[group] = mean_d;
-          a.rstd[group] = rstd_d;
+          a.mean[group] = mean_s;
+          a.rstd[group] = rstd_s;
         }
 #pragma unroll
         for (int e = 0; e < VPT; ++e) {
@@ -1878,86 +1889,122 @@ struct BackwardArgs {
   StageArgs st;
 };
 
-__global__ void __launch_bounds__(ROW_THREADS) gn_backward_rows_kernel(BackwardArgs a) {
-  constexpr int SUBWARPS = ROW_THREADS / LANES;
-  const int N = a.N, G = N / GW;
-  const long long p = (long long)blockIdx.x * SUBWARPS + threadIdx.x / LANES;
-  const bool active = p < (long long)a.M * G;  // inactive lanes still reach the shuffles
-  const int lane = threadIdx.x % LANES;
-  const long long row = active ? p / G : 0;
-  const int col0 = active ? (int)(p % G) * GW : 0;
-  // The forward's statistics rounded to fp32 decide the post stages' kinks (bit for bit what the forward saw); the
-  // projection uses them in double. fp32-rounded statistics would put errors into dz along xhat and along 1,
-  // directions that grad_x = dz W does not cancel: with strong cancellation that cost 10x in grad_x.
-  const double mean_d = active ? a.mean[p] : 0.0, rstd_d = active ? a.rstd[p] : 0.0;
-  const float mean = (float)mean_d, rstd = (float)rstd_d;
-  const float* zr = a.z + row * N + col0;
-  float unused[NCHAN > 0 ? NCHAN : 1];  // parameter shares: summed by the column kernel, not here
-  double s1 = 0.0, s2 = 0.0;  // double: the projection below cancels most of dxhat
-  for (int c = lane; active && c < GW; c += LANES) {
-    const int col = col0 + c;
-    const float gamma = gn_gamma(a.gamma, col), u = pre_fwd(zr[c], col, a.st);
-    const float dy = post_bwd(to_f32(a.grad_out[row * a.sg0 + col * a.sg1]),
-                              gn_affine(gn_xhat(u, mean, rstd), gamma, gn_beta(a.beta, col)), col, a.st, unused);
-    const double dxhat = (double)dy * gamma;
-    s1 += dxhat;
-    s2 = fma(dxhat, ((double)u - mean_d) * rstd_d, s2);
+// ---- one pass (groups of a power of two up to 32 channels: a group's lanes share a warp) ----
+// A thread owns a channel and walks a chunk of rows, reading z and grad_out once: the group's two sums by shuffles
+// (as gn_backward_rows_kernel's, so dz is the same bit for bit), dz written, the parameters' shares summed in
+// registers down the chunk. Blocks are ONE_COLS channels x ONE_ROW_LANES row lanes; each block's column sums go
+// to partials[sum][chunk][col], which gn_backward_combine_kernel adds in chunk order (no atomics: deterministic).
+// Replaces two passes (the per-group kernel, then the per-column one re-reading z, grad_out and dz). Its sums and
+// projection are in stat_t (double for fp32 layers, as the two-pass kernels; fp32 for 16-bit ones: the planner's
+// reason), the partials in double.
+constexpr int ONE_COLS = 64, ONE_ROW_LANES = ROW_THREADS / ONE_COLS;
+constexpr int ONE_ROWS_IN_FLIGHT = 4;  // rows a thread loads at once (and the next 4 while these are computed)
+constexpr int ONE_MIN_BLOCKS = sizeof(stat_t) == 4 ? 3 : 2;  // (double sums: 3 blocks, 85 registers, spill)
+constexpr int BWD_SUMS = 3 + NCHAN;    // 0 gamma, 1 beta, 2 the Linear's bias, 3 + k the stages' parameter k
+static_assert(GW <= 32 && 32 % GW == 0 && LANES == GW, "one pass: a lane a channel, a group within a warp");
+static_assert(ONE_COLS % 32 == 0, "a warp covers 32 consecutive channels");
+
+__global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS) gn_backward_one_pass_kernel(BackwardArgs a, double* partials,
+                                                                          int rows_per_chunk) {
+  constexpr int R = ONE_ROWS_IN_FLIGHT, WARPS_WIDE = ONE_COLS / 32;
+  __shared__ stat_t red[BWD_SUMS][ONE_ROW_LANES][ONE_COLS + 1];
+  const int warp = threadIdx.x / 32;
+  const int tx = (warp % WARPS_WIDE) * 32 + threadIdx.x % 32, ty = warp / WARPS_WIDE;
+  const int N = a.N, G = N / GW, col = blockIdx.x * ONE_COLS + tx;
+  const bool live = col < N;  // whole groups live or not (N % GW == 0): the shuffles see only their own group
+  const int c = live ? col : 0, g = c / GW;
+  const float gamma = gn_gamma(a.gamma, c), beta = gn_beta(a.beta, c);
+  const long long first = (long long)blockIdx.y * rows_per_chunk;
+  const long long end = min((long long)a.M, first + rows_per_chunk);
+  stat_t sums[BWD_SUMS];
+#pragma unroll
+  for (int k = 0; k < BWD_SUMS; ++k) sums[k] = 0;
+  // A batch of R rows per row lane: their loads issued together, and the next batch's issued before this one's
+  // shuffles and stores (a pass over memory is bound by the bytes in flight, not by this arithmetic).
+  struct Batch {
+    float z[R], grad[R];
+    stat_t mean[R], rstd[R];
+  };
+  const auto load_batch = [&](long long r0, Batch& b) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const long long row = r0 + (long long)i * ONE_ROW_LANES;
+      const bool on = live && row < end;
+      b.mean[i] = on ? (stat_t)a.mean[row * G + g] : stat_t(0);  // (the forward's stat_t values, exactly)
+      b.rstd[i] = on ? (stat_t)a.rstd[row * G + g] : stat_t(0);
+      b.z[i] = on ? a.z[row * N + c] : 0.f;
+      b.grad[i] = on ? to_f32(a.grad_out[row * a.sg0 + c * a.sg1]) : 0.f;
+    }
+  };
+  constexpr int STEP = R * ONE_ROW_LANES;
+  Batch cur, next;
+  load_batch(first + ty, cur);
+  for (long long r0 = first + ty; r0 < end; r0 += STEP) {
+    load_batch(r0 + STEP, next);
+    const float* zv = cur.z;
+    const stat_t* mean_d = cur.mean;
+    const stat_t* rstd_d = cur.rstd;
+    float dy[R], dp[R][NCHAN > 0 ? NCHAN : 1];
+    stat_t s1[R], s2[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+#pragma unroll
+      for (int k = 0; k < NCHAN; ++k) dp[i][k] = 0.f;
+      // the forward's statistics rounded to fp32 decide the kinks, as in gn_backward_rows_kernel
+      const float u = pre_fwd(zv[i], c, a.st);
+      dy[i] = post_bwd(cur.grad[i], gn_affine(gn_xhat(u, (float)mean_d[i], (float)rstd_d[i]), gamma, beta), c, a.st,
+                       dp[i]);
+      s1[i] = (stat_t)dy[i] * gamma;
+      s2[i] = fma(s1[i], ((stat_t)u - mean_d[i]) * rstd_d[i], stat_t(0));
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      s1[i] = subwarp_sum(s1[i]) / GW;
+      s2[i] = subwarp_sum(s2[i]) / GW;
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const long long row = r0 + (long long)i * ONE_ROW_LANES;
+      if (!live || row >= end) continue;
+      const stat_t xhat_d = ((stat_t)pre_fwd(zv[i], c, a.st) - mean_d[i]) * rstd_d[i];  // (recomputed: registers)
+      const stat_t du = rstd_d[i] * ((stat_t)dy[i] * gamma - s1[i] - xhat_d * s2[i]);
+      const op_t dz = to_op((float)du);
+      if (a.dz_lo) a.dz_lo[row * N + c] = to_op((float)(du - (stat_t)(float)du));
+      a.dz[row * N + c] = dz;
+      sums[0] = fma((stat_t)dy[i], xhat_d, sums[0]);
+      sums[1] += dy[i];
+      sums[2] += to_f32(dz);  // the bias's gradient sums dz as the GEMMs read it
+#pragma unroll
+      for (int k = 0; k < NCHAN; ++k) sums[3 + k] += dp[i][k];
+    }
+    cur = next;
   }
-  const double mean_dxhat = subwarp_sum(s1) / GW, mean_dxhat_xhat = subwarp_sum(s2) / GW;
-  if (a.gsums && active && lane == 0) a.gsums[p] = make_double2(mean_dxhat, mean_dxhat_xhat);
-  for (int c = lane; active && c < GW; c += LANES) {
-    const int col = col0 + c;
-    const float gamma = gn_gamma(a.gamma, col), u = pre_fwd(zr[c], col, a.st);
-    const float dy = post_bwd(to_f32(a.grad_out[row * a.sg0 + col * a.sg1]),
-                              gn_affine(gn_xhat(u, mean, rstd), gamma, gn_beta(a.beta, col)), col, a.st, unused);
-    const double xhat_d = ((double)u - mean_d) * rstd_d;
-    const double du = rstd_d * ((double)dy * gamma - mean_dxhat - xhat_d * mean_dxhat_xhat);
-    a.dz[row * N + col] = to_op((float)du);
-    if (a.dz_lo) a.dz_lo[row * N + col] = to_op((float)(du - (double)(float)du));
+#pragma unroll
+  for (int k = 0; k < BWD_SUMS; ++k) red[k][ty][tx] = sums[k];
+  __syncthreads();
+  for (int k = ty; k < BWD_SUMS && live; k += ONE_ROW_LANES) {
+    stat_t s = 0;
+#pragma unroll
+    for (int r = 0; r < ONE_ROW_LANES; ++r) s += red[k][r][tx];
+    partials[((long long)k * gridDim.y + blockIdx.y) * N + col] = s;
   }
 }
 
-// One column per thread of an 8-wide slab; 32 row lanes each sum every 32nd row, then a fixed-order combine.
-// (8 columns, not 32: N / 8 blocks fill the GPU at hidden 512-1024, where 32-wide slabs gave 16-32 blocks a
-// long serial walk each; a warp still reads whole 32-byte sectors.)
-// Sums: 0 gamma, 1 beta, 2 the Linear's bias, 3 + k the stages' per-channel parameter k.
-__global__ void __launch_bounds__(ROW_THREADS) gn_backward_cols_kernel(BackwardArgs a) {
-  constexpr int COLS = GN_COLS_SLAB, ROW_LANES = ROW_THREADS / COLS, SUMS = 3 + NCHAN;
-  __shared__ double partial[SUMS][ROW_LANES][COLS + 1];
-  const int tx = threadIdx.x % COLS, ty = threadIdx.x / COLS;
-  const int N = a.N, col = blockIdx.x * COLS + tx;
-  double sums[SUMS];
+// The parameters' gradients: each column's chunk partials added in chunk order (chunks == 0: M == 0, zeros).
+__global__ void __launch_bounds__(ROW_THREADS) gn_backward_combine_kernel(BackwardArgs a, const double* partials,
+                                                                          int chunks) {
+  const int col = blockIdx.x * ROW_THREADS + threadIdx.x;
+  if (col >= a.N) return;
 #pragma unroll
-  for (int k = 0; k < SUMS; ++k) sums[k] = 0.0;
-  if (col < N) {
-    const int G = N / GW, g = col / GW;
-    const float gamma = gn_gamma(a.gamma, col), beta = gn_beta(a.beta, col);
-    for (long long row = ty; row < a.M; row += ROW_LANES) {
-      const float zv = a.z[row * N + col], grad = to_f32(a.grad_out[row * a.sg0 + col * a.sg1]);
-      float dp[NCHAN > 0 ? NCHAN : 1] = {};
-      const double mean_d = a.mean[row * G + g], rstd_d = a.rstd[row * G + g];
-      const float u = pre_fwd(zv, col, a.st);
-      const float xhat = gn_xhat(u, (float)mean_d, (float)rstd_d);  // the forward's y decides the kinks
-      const float dy = post_bwd(grad, gn_affine(xhat, gamma, beta), col, a.st, dp);
-      const double xhat_d = ((double)u - mean_d) * rstd_d;
-      sums[0] = fma((double)dy, xhat_d, sums[0]);
-      sums[1] += dy;
-      sums[2] += to_f32(a.dz[row * N + col]);
-#pragma unroll
-      for (int k = 0; k < NCHAN; ++k) sums[3 + k] += dp[k];
-    }
-  }
-#pragma unroll
-  for (int k = 0; k < SUMS; ++k) partial[k][ty][tx] = sums[k];
-  __syncthreads();
-  for (int k = ty; k < SUMS && col < N; k += ROW_LANES) {
-    double s = 0.0;
-#pragma unroll
-    for (int r = 0; r < ROW_LANES; ++r) s += partial[k][r][tx];
+  for (int k = 0; k < BWD_SUMS; ++k) {
     elem_t* out = k == 0 ? a.dgamma : k == 1 ? a.dbeta : k == 2 ? a.dbias : a.dchan[k < 3 + NCHAN ? k - 3 : 0];
-    if (out) out[col] = to_elem((float)s);
+    if (!out) continue;
+    double s = 0.0;
+    for (int ch = 0; ch < chunks; ++ch) s += partials[((long long)k * chunks + ch) * a.N + col];
+    out[col] = to_elem((float)s);
   }
 }
+
 }  // namespace fg
 
 // Host entry points of the fused kernels. Each returns nullptr on success, else the CUDA error text.
@@ -1981,7 +2028,10 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
                     const elem_t* bias, const elem_t* gamma, const elem_t* beta, const elem_t* const* chan,
                     const float* scalars, out_t* out, compute_t* z, double* mean, double* rstd, double* partials,
                     float* scratch, int M, int N, int K, float eps, void* stream);
-// dchan: NCHAN gradient outputs; gsums: (M, G) double2 scratch when pre-GroupNorm stages have parameters
+// Doubles of scratch backward_epilogue needs (its gsums argument): the GroupNorm backward's per-chunk column sums.
+long long gn_backward_partial_doubles(int M, int N);
+// dchan: NCHAN gradient outputs; gsums: (M, G) double2 scratch when pre-GroupNorm stages have parameters (the one-pass
+// GroupNorm backward: gn_backward_partial_doubles(M, N) doubles instead)
 const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg1, const compute_t* z,
                               const double* mean, const double* rstd, const elem_t* gamma, const elem_t* beta,
                               const elem_t* const* chan, const float* scalars, op_t* dz, op_t* dz_lo,
@@ -2089,7 +2139,9 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_forward_kernel(const 
 }
 
 // C (rows x cols, row stride ldc) = sum over `reduce` of P(row, .) R(., col), R's columns contiguous:
-// dx = dz W (P = dz's planes, R = W) and dW = dz^T x (P = dz^T's planes, R = x).
+// dx = dz W (P = dz's planes, R = W) and dW = dz^T x (P = dz^T's planes, or dz itself read row-contiguous where the
+// engine can: P_K_FAST false; R = x).
+template <bool P_K_FAST>
 __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __grid_constant__ CUtensorMap p_hi,
                                                                         const __grid_constant__ CUtensorMap p_lo,
                                                                         const __grid_constant__ CUtensorMap r,
@@ -2101,10 +2153,10 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __
   const int k0 = blockIdx.z * sk.slice, k_len = min(sk.slice, reduce - k0);
   const Wgmma::Ring q = Wgmma::ring(smem);
   if (threadIdx.x >= Wgmma::EPI_THREADS) {
-    Wgmma::produce<false>(q, p_hi, p_lo, r, k0, k_len, m0, n0);
+    Wgmma::produce<false, P_K_FAST>(q, p_hi, p_lo, r, k0, k_len, m0, n0);
   } else {
     float acc[Wgmma::ACC_M][Wgmma::ACC_N];
-    Wgmma::consume<false>(q, acc, k_len);
+    Wgmma::consume<false, P_K_FAST>(q, acc, k_len);
     if (!split_k_finish<Wgmma>(acc, sk)) return;
     store_fragments<Wgmma>(acc, C, cols, rows, cols, m0, n0);
   }
@@ -2356,14 +2408,18 @@ static Operand operand(const elem_t* X, long long s0, long long s1, int, int, op
   return Operand{X, s0, s1};
 }
 
-// A wgmma GEMM over pre-split P and raw R (tensor maps built here, per call: they hold the pointers).
-template <bool R_K_FAST, typename Kernel, typename... Args>
+// A wgmma GEMM over pre-split P and raw R (tensor maps built here, per call: they hold the pointers). P is p_rows x
+// reduce with row stride p_ld, or (P_K_FAST false) stored transposed: reduce rows of p_rows, row stride p_ld.
+template <bool R_K_FAST, bool P_K_FAST = true, typename Kernel, typename... Args>
 static const char* launch_wgmma(Kernel kernel, int slices, cudaStream_t s, const op_t* p_hi, const op_t* p_lo,
                                 int p_rows, int reduce, int p_ld, const op_t* r, long long r_rows, long long r_cols,
                                 long long r_ld, Args... args) {
   CUtensorMap maps[3];
-  if (const char* err = tensor_map(&maps[0], p_hi, p_rows, reduce, p_ld, Wgmma::TILE_M)) return err;
-  if (const char* err = tensor_map(&maps[1], p_lo ? p_lo : p_hi, p_rows, reduce, p_ld, Wgmma::TILE_M)) return err;
+  const op_t* lo = p_lo ? p_lo : p_hi;
+  if (const char* err = P_K_FAST ? tensor_map(&maps[0], p_hi, p_rows, reduce, p_ld, Wgmma::TILE_M)
+                                 : tensor_map(&maps[0], p_hi, reduce, p_rows, p_ld, Wgmma::BK)) return err;
+  if (const char* err = P_K_FAST ? tensor_map(&maps[1], lo, p_rows, reduce, p_ld, Wgmma::TILE_M)
+                                 : tensor_map(&maps[1], lo, reduce, p_rows, p_ld, Wgmma::BK)) return err;
   if (const char* err = tensor_map(&maps[2], r, r_rows, r_cols, r_ld, R_K_FAST ? BN : Wgmma::BK)) return err;
   return launch<Wgmma>(kernel, p_rows, R_K_FAST ? r_rows : r_cols, slices, s, maps[0], maps[1], maps[2], args...);
 }
@@ -2417,6 +2473,18 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
   return last_error();
 }
 
+// Chunks of rows the one-pass GroupNorm backward splits the batch into: about 2^18 threads in all (a full wave of
+// a large GPU, so the loads of many rows are in flight), at least ONE_ROW_LANES rows a chunk; 0 when M == 0.
+int gn_backward_chunks(int M, int N) {
+  if (M <= 0) return 0;
+  const long long blocks_wide = (N + ONE_COLS - 1) / ONE_COLS;
+  const long long want = std::max(1ll, (1ll << 18) / (blocks_wide * ROW_THREADS));
+  const long long most = std::min(65535ll, ((long long)M + ONE_ROW_LANES - 1) / ONE_ROW_LANES);
+  const long long rows = (M + std::min(want, most) - 1) / std::min(want, most);  // rows a chunk
+  return (int)((M + rows - 1) / rows);
+}
+long long gn_backward_partial_doubles(int M, int N) { return (long long)BWD_SUMS * gn_backward_chunks(M, N) * N; }
+
 const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg1, const compute_t* z,
                               const double* mean, const double* rstd, const elem_t* gamma, const elem_t* beta,
                               const elem_t* const* chan, const float* scalars, op_t* dz, op_t* dz_lo,
@@ -2427,12 +2495,14 @@ const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg
                  reinterpret_cast<double2*>(gsums), {}, M, N, stage_args(chan, scalars)};
   for (int k = 0; k < NCHAN; ++k) a.dchan[k] = dchan[k];
   cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (M > 0) {
-    const long long pairs = (long long)M * (N / GW), per_block = ROW_THREADS / LANES;
-    gn_backward_rows_kernel<<<(unsigned)((pairs + per_block - 1) / per_block), ROW_THREADS, 0, s>>>(a);
+  // gsums: gn_backward_partial_doubles(M, N) doubles, the chunks' column sums
+  const int chunks = gn_backward_chunks(M, N);
+  if (chunks > 0) {
+    const dim3 grid((unsigned)((N + ONE_COLS - 1) / ONE_COLS), (unsigned)chunks);
+    gn_backward_one_pass_kernel<<<grid, ROW_THREADS, 0, s>>>(a, gsums, (M + chunks - 1) / chunks);
     if (const char* err = last_error()) return err;
   }
-  gn_backward_cols_kernel<<<(N + GN_COLS_SLAB - 1) / GN_COLS_SLAB, ROW_THREADS, 0, s>>>(a);  // M == 0 writes zeros
+  gn_backward_combine_kernel<<<(N + ROW_THREADS - 1) / ROW_THREADS, ROW_THREADS, 0, s>>>(a, gsums, chunks);
   return last_error();
 }
 
@@ -2457,7 +2527,8 @@ const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w_in, lo
     SplitK sk;
     if (const char* err = split_k(sc, 1, scratch + split_scratch(M, N, Wgmma::SPLIT), &sk)) return err;
     if (const char* err = split_operand(dz, N, 1, M, N, false, Wgmma::SPLIT, scratch, &hi, &lo, &ld, s)) return err;
-    return launch_wgmma<false>(wgmma_store_kernel, sc.split, s, hi, lo, M, N, ld, w, N, K, sw0, dx, M, K, N, sk);
+    return launch_wgmma<false>(wgmma_store_kernel<true>, sc.split, s, hi, lo, M, N, ld, w, N, K, sw0, dx, M, K, N,
+                               sk);
   }
   SplitK sk;
   if (const char* err = split_k(sc, 1, scratch, &sk)) return err;
@@ -2495,8 +2566,14 @@ const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x_in, l
     int ld;
     SplitK sk;
     if (const char* err = split_k(sc, 2, scratch + split_scratch(N, M, Wgmma::SPLIT), &sk)) return err;
+    if constexpr (Wgmma::P_MN_OK && !Wgmma::SPLIT) {  // dz read as it is, row-contiguous: no transpose pass
+      if (tma_ok(dz, N, 1))
+        return launch_wgmma<false, false>(wgmma_store_kernel<false>, sc.split, s, dz, nullptr, N, M, N, x, M, K, sx0,
+                                          dw, N, K, M, sk);
+    }
     if (const char* err = split_operand(dz, N, 1, M, N, true, Wgmma::SPLIT, scratch, &hi, &lo, &ld, s)) return err;
-    return launch_wgmma<false>(wgmma_store_kernel, sc.split, s, hi, lo, N, M, ld, x, M, K, sx0, dw, N, K, M, sk);
+    return launch_wgmma<false>(wgmma_store_kernel<true>, sc.split, s, hi, lo, N, M, ld, x, M, K, sx0, dw, N, K, M,
+                               sk);
   }
   SplitK sk;  // M == 0 sums nothing: dW = 0
   if (const char* err = split_k(sc, 2, scratch, &sk)) return err;
@@ -2575,7 +2652,10 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
                     const elem_t* bias, const elem_t* gamma, const elem_t* beta, const elem_t* const* chan,
                     const float* scalars, out_t* out, compute_t* z, double* mean, double* rstd, double* partials,
                     float* scratch, int M, int N, int K, float eps, void* stream);
-// dchan: NCHAN gradient outputs; gsums: (M, G) double2 scratch when pre-GroupNorm stages have parameters
+// Doubles of scratch backward_epilogue needs (its gsums argument): the GroupNorm backward's per-chunk column sums.
+long long gn_backward_partial_doubles(int M, int N);
+// dchan: NCHAN gradient outputs; gsums: (M, G) double2 scratch when pre-GroupNorm stages have parameters (the one-pass
+// GroupNorm backward: gn_backward_partial_doubles(M, N) doubles instead)
 const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg1, const compute_t* z,
                               const double* mean, const double* rstd, const elem_t* gamma, const elem_t* beta,
                               const elem_t* const* chan, const float* scalars, op_t* dz, op_t* dz_lo,
@@ -2807,8 +2887,7 @@ std::vector<torch::Tensor> backward_call(torch::Tensor grad_out, torch::Tensor x
   torch::Tensor dbias = channel(), dgamma = channel(), dbeta = channel();
   std::vector<torch::Tensor> dchan;
   for (size_t i = 0; i < chan.size(); ++i) dchan.push_back(channel());
-  torch::Tensor gsums = kPreParams ? fresh({M, groups(N), 2}, f64, poison)
-                        : kRowSums ? fresh({M, kRowSums}, f64, poison) : torch::Tensor();
+  torch::Tensor gsums = fresh({fg::gn_backward_partial_doubles(to_int(M, "batch"), to_int(N, "hidden"))}, f64, poison);
   backward_epilogue(grad_out, z, mean, rstd, gamma, beta, std::move(chan), std::move(scalars), dz, dz_lo, dgamma,
                     dbeta, dbias, dchan, gsums, stream);
   torch::Tensor dx = need_x ? fresh(x.sizes(), x.options(), poison) : torch::empty({0}, x.options());

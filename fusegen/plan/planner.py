@@ -426,6 +426,12 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     if len(computes) > 1 or len(accumulates) > 1:
         raise SpecError(f"the chain's ops compute in {sorted(computes)} and accumulate in {sorted(accumulates)}: "
                         "one epilogue computes in one type")
+    # The GroupNorm's statistics and backward projection in fp32 where the GEMMs read 16-bit operands: z and dz
+    # are rounded to 8 or 11 bits, which dwarfs fp32's rounding of a group's sums (PyTorch's own 16-bit GroupNorm
+    # accumulates in fp32), while in double they bound the forward's epilogue and the backward's pass (shuffles,
+    # conversions and fp64 arithmetic: 40 us a tile of 256 x 128 at the headline; docs/perf-notes.md v0.15).
+    # fp32 layers keep double: their backward's projection needs it (templates/epilogue/gn_backward.cuh.j2).
+    statistics = FLOAT32 if half else dtype(accumulates.pop())
     # Tensor-core plans sum every GEMM on tensor cores: 3xTF32 with fp32 totals every 64 of K and split-K
     # partials added in a fixed order meet the accuracy bar at every size (docs/perf-notes.md v0.8, measured);
     # the FFMA plans (fp32, 3xtf32 groups under TINY_GROUP) and tf32 plans with such groups (TF32's rounding of
@@ -444,5 +450,5 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
                 lanes_per_group=min(32, _next_pow2(gw)), pieces_per_group=pieces,
                 fixed_sizes=fixed_sizes, fusegen_version=__version__, stages=stages, gn_index=gn_index,
                 scalar_slots=scalar_slots, chan_slots=chan_slots, tuned_for=tuned_for,
-                element=element, compute=dtype(computes.pop()), statistics=dtype(accumulates.pop()), operand=operand,
+                element=element, compute=dtype(computes.pop()), statistics=statistics, operand=operand,
                 output=operand if autocast_values(spec)[-1] else element)
