@@ -16,8 +16,8 @@ Regenerate with: fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "N
 `nn.Linear(8192, 8192)`, `nn.GroupNorm(512, 8192, eps=1e-05)`, `nn.LeakyReLU(0.01)` and `x + x`. PyTorch runs
 them as a GEMM plus three element-wise or normalization kernels, each a round trip of the (batch, hidden)
 activations through memory, and the backward likewise. Here one GEMM kernel applies bias, GroupNorm, LeakyReLU
-and the doubling in its epilogue and writes the output once; backward is one kernel for dz, one for the
-parameter column sums, and the two GEMMs.
+and the doubling in its epilogue and writes the output once; backward is one pass for dz and the parameters'
+column sums (per chunk of rows, added in a fixed order by a small kernel), and the two GEMMs.
 
 ## How
 - Precision `3xtf32`: 3xTF32 on tensor cores: each fp32 operand split into a TF32 big and small part (both

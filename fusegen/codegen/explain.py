@@ -42,7 +42,8 @@ ENGINE_WORDS = {
                   "planes); operands the copy engine cannot read run on the mma.sync engine",
     "mma_tf32": "`mma.sync` m16n8k8 (sm_80+), multi-stage cp.async pipeline",
     "wgmma_bf16": "sm_90a `wgmma` k16 bf16 (TMA bulk copies into a ring of shared-memory stages, one producer "
-                  "warp, two consumer warpgroups; x and dz read in place, dz^T through a transpose pass; the weight's "
+                  "warp, two consumer warpgroups; x and dz read in place, dz row-contiguous for dW (wgmma's B N-major: no "
+                  "transpose pass); the weight's "
                   "fragments by ldmatrix); operands the "
                   "copy engine cannot read run on the mma.sync engine",
     "wgmma_f16": "sm_90a `wgmma` k16 f16, as the bf16 one",
@@ -126,8 +127,10 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
             f"eps={s.eps})`, `nn.LeakyReLU({s.negative_slope})` and `x + x`. PyTorch runs them as a GEMM plus three "
             "element-wise or normalization kernels, each a round trip of the (batch, hidden) activations through "
             "memory, and the backward likewise. Here one GEMM kernel applies bias, GroupNorm, LeakyReLU and the "
-            "doubling in its epilogue and writes the output once; backward is one kernel for dz, one for the "
-            "parameter column sums, and the two GEMMs.")
+            "doubling in its epilogue and writes the output once; backward is " +
+            ("one pass for dz and the parameters' column sums (per chunk of rows, added in a fixed order by a "
+             "small kernel)" if plan.gn_backward_one_pass else "one kernel for dz, one for the parameter column "
+             "sums") + ", and the two GEMMs.")
     else:
         lines.append(
             f"The layer of {s.interface.source if s.interface else 'the spec'}: a Linear ({s.input_size} -> "
@@ -139,7 +142,8 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
                 "the GEMM's epilogue writes z and one column kernel computes the BatchNorm's statistics, updates "
                 "its running statistics in training and writes the output once" if plan.group_strategy == COLS else
                 "the GEMM's epilogue applies the whole chain and writes the output once") + "; backward recomputes the stages from the saved GEMM output (nothing else is stored), one kernel "
-            f"for dz{' (two with the GroupNorm)' if plan.gn_index >= 0 else ''} and the parameter column sums, then "
+            f"for dz{' (two with the GroupNorm)' if plan.gn_index >= 0 and not plan.gn_backward_one_pass else ''} "
+            "and the parameter column sums, then "
             "the two GEMMs.")
     lines += [
         "",
@@ -166,7 +170,7 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
            STRATEGY_WORDS[plan.group_strategy].format(gw=s.group_width, pieces=plan.pieces_per_group)) + ".",
         "- Sizes: input and hidden " + ("compiled in" if plan.fixed_sizes else "passed at run time") +
         "; any batch. Backward reads z (the GEMM output, kept in training)" +
-        (" and the group statistics (float64)." if plan.gn_index >= 0 else
+        (f" and the group statistics (float64{', computed in fp32 as the 16-bit reference does' if plan.statistics.name == 'float32' else ''})." if plan.gn_index >= 0 else
          " and the row reductions' statistics (float64)." if plan.group_strategy == ROWS else
          " and the BatchNorm's per-channel mean and rstd (float64)." if plan.group_strategy == COLS else "."),
         "",
@@ -204,12 +208,12 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
          TF32: "- Fastest, but ~3e-4 relative error: not a drop-in where results are compared at 1e-4.",
          FP32: "- Portable and exact to fp32, at SIMT speed (slower than cuBLAS's SGEMM on big layers).",
          "bf16": "- bfloat16 accuracy (8-bit significand), as the reference in bfloat16. Speed (H200, 1024 x "
-                 "8192, 256 x 128 tiles): the wgmma engine's GEMMs at 570-740 TFLOP/s alone (the forward's with "
-                 "its GroupNorm epilogue 515); 0.27 / 1.00 ms forward / forward+backward against eager's 0.55 / "
-                 "1.47 and torch.compile's 0.20 / 1.32; the mma.sync engine (sm_80, and sm_90 where wgmma cannot "
-                 "read the operands) at 190-245.",
+                 "8192, 256 x 128 tiles): the wgmma engine's GEMMs at 560-740 TFLOP/s alone (the forward's with "
+                 "its GroupNorm epilogue 600); 0.23 / 0.86 ms forward / forward+backward against eager's 0.57 / "
+                 "1.49 and torch.compile's 0.20 / 1.32 (session 15); the mma.sync engine (sm_80, and sm_90 where "
+                 "wgmma cannot read the operands) at 190-245.",
          "f16": "- float16 accuracy (11-bit significand, range to 65504), as the reference in float16. Speed as "
-                "bfloat16's (H200, 1024 x 8192: 0.27 / 0.99 ms)."}[
+                "bfloat16's (H200, 1024 x 8192: 0.22 / 0.91 ms)."}[
             plan.precision],
         "- GPUs: " + {"wgmma_tf32": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
                       "wgmma_bf16": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
