@@ -49,6 +49,15 @@ class UnderAutocast(torch.nn.Module):
             return self.model(x)
 
 
+def _grads(model, x, g):
+    """(x's gradient, the weight's) of one forward+backward from fresh gradients."""
+    model.zero_grad(set_to_none=True)
+    xr = x.clone().requires_grad_()
+    model(xr).backward(g)
+    weight = next(p for p in model.parameters() if p.dim() == 2)
+    return xr.grad, weight.grad
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtypes", default="bfloat16,float16")
@@ -111,9 +120,15 @@ def main():
             outs = {name: model(x) for name, model in models.items()}
         errors = {name: rel_err(out, truth) for name, out in outs.items()}
         g = torch.randn(m, hidden, device="cuda", generator=gen).to(outs["eager"].dtype)
+        # the gradients of x and W against fp64 at this size too: the backward kernels on their real-size path
+        gx64, gw64 = _grads(fp64, x.double(), g.double())
+        grad_errors = {}
+        for name, model in models.items():
+            gx, gw = _grads(model, x, g)
+            grad_errors[name] = max(rel_err(gx, gx64), rel_err(gw, gw64))
         for name, model in models.items():
             f, fb = time_layer(model, x, g, args.reps, inner=args.inner)
-            table.append((d, name, f, fb, errors[name]))
+            table.append((d, name, f, fb, errors[name], grad_errors[name]))
         for label in ours:
             print(f"\n{d} {label} kernels per forward+backward step ({gpu}, batch {m}, {k} -> {n}):")
             print(f"{'us/step':>9} {'calls':>5} {'TFLOP/s':>8}  kernel")
@@ -126,9 +141,10 @@ def main():
                 print(f"{t:9.1f} {calls:5.1f} {rate}  {(gemm + ': ') if gemm else ''}{key[:100]}")
     under = "float32 layer under torch.autocast(dtype)" if args.autocast else "layer in dtype"
     print(f"\n{gpu}, batch {m}, init {input_size},{hidden},{groups}, {under}; medians of {args.reps} x {args.inner} calls")
-    print(f"{'dtype':<9} {'layer':<32} {'forward ms':>10} {'fwd+bwd ms':>10} {'out err vs fp64':>16}")
-    for d, name, f, fb, err in table:
-        print(f"{d:<9} {name:<32} {f:10.3f} {fb:10.3f} {err:16.2e}")
+    print(f"{'dtype':<9} {'layer':<32} {'forward ms':>10} {'fwd+bwd ms':>10} {'out err vs fp64':>16} "
+          f"{'grad x, W err':>14}")
+    for d, name, f, fb, err, gerr in table:
+        print(f"{d:<9} {name:<32} {f:10.3f} {fb:10.3f} {err:16.2e} {gerr:14.2e}")
 
 
 if __name__ == "__main__":
