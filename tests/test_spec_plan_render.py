@@ -287,6 +287,32 @@ def test_group_width_not_dividing_tile_is_two_stage(gw):
     assert p.pieces_per_group >= 2  # a group that does not divide the tile can straddle a tile edge
 
 
+@pytest.mark.parametrize("gw", [1, 2, 3, 4, 8, 12, 16, 32, 48, 64, 128])
+@pytest.mark.parametrize("precision", ["fp32", "3xtf32"])
+def test_groupnorm_backward_is_one_pass_for_groups_within_a_warp(gw, precision):
+    """Groups of a power of two up to 32 channels (their lanes share a warp: the one pass's shuffles) get the
+    one-pass backward, others the per-group and per-column kernels; the rendered source has only the plan's."""
+    p = fusegen.plan(_spec_for_width(gw, groups=2, precision=precision))
+    one_pass = gw <= 32 and gw & (gw - 1) == 0
+    assert p.gn_backward_one_pass == one_pass, (gw, p.group_strategy)
+    source = fusegen.render_cuda(p)
+    assert ("gn_backward_one_pass_kernel(BackwardArgs" in source) == one_pass  # (definitions, not comments)
+    assert ("gn_backward_rows_kernel(BackwardArgs" in source) == (not one_pass)
+    assert ("gsums = fresh({fg::gn_backward_partial_doubles" in fusegen.render_binding(p)) == one_pass
+
+
+def test_groupnorm_statistics_type_follows_the_operands():
+    """16-bit operands (bf16, fp16, autocast): the statistics and the backward projection in fp32, as PyTorch's
+    16-bit GroupNorm; fp32 layers in double (their backward projection needs it). Storage stays float64."""
+    cases = {fusegen.Spec(64, 64, 4): "float64", fusegen.Spec(64, 64, 4, dtype="bfloat16"): "float32",
+             fusegen.Spec(64, 64, 4, dtype="float16"): "float32", fusegen.Spec(64, 64, 4, autocast="bfloat16"): "float32"}
+    for spec, want in cases.items():
+        for arch in ((8, 0), (9, 0)):
+            p = fusegen.plan(spec, arch=arch)
+            assert p.statistics.name == want, (spec, arch)
+            assert f"using stat_t = {'double' if want == 'float64' else 'float'};" in fusegen.render_cuda(p)
+
+
 @pytest.mark.parametrize("tile", [fusegen.GemmTile(), fusegen.GemmTile(block_m=64, block_n=64),
                                   fusegen.GemmTile(block_m=128, block_n=64)], ids=lambda t: t.name)
 def test_strategy_follows_the_tile(tile):
