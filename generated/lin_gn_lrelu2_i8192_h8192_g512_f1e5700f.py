@@ -1904,8 +1904,8 @@ constexpr int BWD_SUMS = 3 + NCHAN;    // 0 gamma, 1 beta, 2 the Linear's bias, 
 static_assert(GW <= 32 && 32 % GW == 0 && LANES == GW, "one pass: a lane a channel, a group within a warp");
 static_assert(ONE_COLS % 32 == 0, "a warp covers 32 consecutive channels");
 
-__global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS) gn_backward_one_pass_kernel(BackwardArgs a, double* partials,
-                                                                          int rows_per_chunk) {
+__global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
+    gn_backward_one_pass_kernel(BackwardArgs a, double* partials, int rows_per_chunk) {
   constexpr int R = ONE_ROWS_IN_FLIGHT, WARPS_WIDE = ONE_COLS / 32;
   __shared__ stat_t red[BWD_SUMS][ONE_ROW_LANES][ONE_COLS + 1];
   const int warp = threadIdx.x / 32;

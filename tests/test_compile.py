@@ -240,8 +240,8 @@ def test_half_engine_compiles_without_spills(element, tmp_path):
 @pytest.mark.parametrize("element", ["bfloat16", "float16"])
 @pytest.mark.parametrize("block_m", [128, 256])
 def test_wgmma_half_engine_compiles_without_spills(element, block_m, tmp_path):
-    """The 16-bit wgmma engine on its own (tests/engine_probe.py's wgmma probe, both layouts of R and of P) for sm_90a, on
-    tiles of 128 and 256 rows (a 256-row tile: 128 accumulators a consumer thread); tests/test_gpu_engines.py
+    """The 16-bit wgmma engine on its own (tests/engine_probe.py's wgmma probe, both layouts of R and of P) for
+    sm_90a, on tiles of 128 and 256 rows (a 256-row tile: 128 accumulators a consumer thread); tests/test_gpu_engines.py
     runs it."""
     from engine_probe import wgmma_probe_source
     from test_chains import TORCH_NVCC_FLAGS

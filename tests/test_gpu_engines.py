@@ -105,4 +105,5 @@ def test_wgmma_half_engine_matches_fp64(element, r_k_fast, p_k_fast, dist, block
         c = _WGMMA[key].run(variant, P.cuda(), R, m, n, k).double().cpu()
         assert not c.isnan().any(), f"unwritten outputs at {(m, n, k)}"
         worst = ((c - ref).abs() / bound).max().item()
-        assert worst <= 1.0, f"{element} wgmma m{block_m} R k-fast={r_k_fast} P k-fast={p_k_fast} {dist} {(m, n, k)}: error {worst:.2f}x the bar"
+        assert worst <= 1.0, (f"{element} wgmma m{block_m} R k-fast={r_k_fast} P k-fast={p_k_fast} {dist} "
+                              f"{(m, n, k)}: error {worst:.2f}x the bar")

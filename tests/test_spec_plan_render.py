@@ -305,7 +305,8 @@ def test_groupnorm_statistics_type_follows_the_operands():
     """16-bit operands (bf16, fp16, autocast): the statistics and the backward projection in fp32, as PyTorch's
     16-bit GroupNorm; fp32 layers in double (their backward projection needs it). Storage stays float64."""
     cases = {fusegen.Spec(64, 64, 4): "float64", fusegen.Spec(64, 64, 4, dtype="bfloat16"): "float32",
-             fusegen.Spec(64, 64, 4, dtype="float16"): "float32", fusegen.Spec(64, 64, 4, autocast="bfloat16"): "float32"}
+             fusegen.Spec(64, 64, 4, dtype="float16"): "float32",
+             fusegen.Spec(64, 64, 4, autocast="bfloat16"): "float32"}
     for spec, want in cases.items():
         for arch in ((8, 0), (9, 0)):
             p = fusegen.plan(spec, arch=arch)

@@ -42,10 +42,9 @@ ENGINE_WORDS = {
                   "planes); operands the copy engine cannot read run on the mma.sync engine",
     "mma_tf32": "`mma.sync` m16n8k8 (sm_80+), multi-stage cp.async pipeline",
     "wgmma_bf16": "sm_90a `wgmma` k16 bf16 (TMA bulk copies into a ring of shared-memory stages, one producer "
-                  "warp, two consumer warpgroups; x and dz read in place, dz row-contiguous for dW (wgmma's B N-major: no "
-                  "transpose pass); the weight's "
-                  "fragments by ldmatrix); operands the "
-                  "copy engine cannot read run on the mma.sync engine",
+                  "warp, two consumer warpgroups; x and dz read in place, dz row-contiguous for dW (wgmma's B "
+                  "N-major: no transpose pass); the weight's fragments by ldmatrix); operands the copy engine cannot "
+                  "read run on the mma.sync engine",
     "wgmma_f16": "sm_90a `wgmma` k16 f16, as the bf16 one",
     "mma_bf16": "`mma.sync` m16n8k16 bf16 (sm_80+), multi-stage cp.async pipeline",
     "mma_f16": "`mma.sync` m16n8k16 f16 (sm_80+), multi-stage cp.async pipeline",
@@ -170,7 +169,9 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
            STRATEGY_WORDS[plan.group_strategy].format(gw=s.group_width, pieces=plan.pieces_per_group)) + ".",
         "- Sizes: input and hidden " + ("compiled in" if plan.fixed_sizes else "passed at run time") +
         "; any batch. Backward reads z (the GEMM output, kept in training)" +
-        (f" and the group statistics (float64{', computed in fp32 as the 16-bit reference does' if plan.statistics.name == 'float32' else ''})." if plan.gn_index >= 0 else
+        (" and the group statistics (float64" + (", computed in fp32 as the 16-bit reference does"
+                                                  if plan.statistics.name == "float32" else "") + ")."
+         if plan.gn_index >= 0 else
          " and the row reductions' statistics (float64)." if plan.group_strategy == ROWS else
          " and the BatchNorm's per-channel mean and rstd (float64)." if plan.group_strategy == COLS else "."),
         "",
