@@ -34,7 +34,16 @@ GEMMS = {"linear_gn_forward_kernel": ("forward",), "wgmma_forward_kernel": ("for
          "grad_input_kernel": ("dx",), "grad_weight_kernel": ("dw",),
          # (dW reads dz row-contiguous where the engine can: its own instance; else dx and dW share one)
          "wgmma_store_kernel<false>": ("dw",), "wgmma_store_kernel<(bool)0>": ("dw",),
-         "wgmma_store_kernel": ("dx", "dw")}
+         "wgmma_store_kernel": ("dx", "dw"),
+         # the persistent kernel <E, P_K_FAST>: the same split of roles
+         "wgmma_store_persistent_kernel<": ("dx", "dw")}
+
+
+def gemm_launches(key):
+    """The GEMMs of a kernel's launches in a step (None: not a GEMM), from its name."""
+    if "wgmma_store_persistent_kernel<" in key and (", false>" in key or ", (bool)0>" in key):
+        return ("dw",)
+    return next((v for name, v in GEMMS.items() if name in key), None)
 
 
 class UnderAutocast(torch.nn.Module):
@@ -135,7 +144,7 @@ def main():
             xg = x.clone().requires_grad_()  # (x needs its gradient, as in time_layer's forward+backward)
             for key, (t, calls) in sorted(step_kernel_times(models[label], xg, g, args.reps, by_launch=True).items(),
                                           key=lambda kv: -kv[1][0]):
-                launches = next((v for name, v in GEMMS.items() if name in key), None)  # ("name #i": launch i)
+                launches = gemm_launches(key)  # ("name #i": launch i)
                 gemm = launches[int(key.rsplit("#", 1)[1]) - 1 if "#" in key else 0] if launches else None
                 rate = f"{flops / (t * 1e-6) / 1e12:8.0f}" if gemm else " " * 8
                 print(f"{t:9.1f} {calls:5.1f} {rate}  {(gemm + ': ') if gemm else ''}{key[:100]}")

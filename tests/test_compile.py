@@ -159,12 +159,14 @@ def test_cuda_source_compiles_without_spills(p, tmp_path):
     # Tensor-core plans with a GroupNorm add grad_input's compensated SIMT form (layers of few inputs), and those
     # with compensated small GEMMs (tf32, groups under 8 channels) the three GEMMs' compensated forms.
     # Tensor-core plans add the few-rows engines' three GEMMs and grad_weight's outer product in its 16-byte and
-    # 4-byte forms (batches of a few rows). The 16-bit wgmma engine's store kernel has a second form where grad_weight
-    # reads dz row-contiguous (tiles of whole 64-row boxes).
+    # 4-byte forms (batches of a few rows). The 16-bit wgmma engine adds its persistent store kernel (unsplit backward
+    # GEMMs), and both store kernels a second form where grad_weight reads dz row-contiguous (tiles of whole 64-row
+    # boxes).
     extra = 0 if p.mainloop == "simt_fp32" else 3 if p.exact_max_macs or p.exact_max_tile_macs else \
         int(p.exact_dx_max_input > 0)
     extra += 5 if p.gemv_max_rows else 0  # the few-rows engines' three GEMMs, the outer product's two forms
-    extra += int(p.wgmma and p.wgmma_template == "wgmma_half" and p.tile.block_m % 64 == 0)
+    if p.wgmma and p.wgmma_template == "wgmma_half":
+        extra += 3 if p.tile.block_m % 64 == 0 else 1
     expected = {"simt": 8, "mma": 14, "wgmma": 18}[p.mainloop.split("_")[0]] + (p.group_strategy == TWO_STAGE) + extra
     arch_names = {"sm_90a"} if p.arch_flags else {"sm_80", "sm_90"}
     assert len(functions) == len(arch_names) * expected, (functions, stdout[-3000:])
