@@ -30,7 +30,7 @@ class Mutation:
 
 MUTATIONS = (
     Mutation("eps", "eps dropped from the GroupNorm rstd", "templates/common.cuh.j2",
-             "return 1.0 / sqrt(m2 / count + eps);", "return 1.0 / sqrt(m2 / count); (void)eps;",
+             "return rsqrt(m2 * (1.0 / count) + eps); }", "return rsqrt(m2 * (1.0 / count)); (void)eps; }",
              ("tests/test_gpu_module.py", "-k", "random_shapes and 3xtf32-sm90")),
     Mutation("k_floor", "mma.sync mainloop's K loop bound floored (K / BK)", "templates/engines/mainloop_mma_tf32.cuh.j2",
              "const int k_tiles = (K + BK - 1) / BK;", "const int k_tiles = K / BK;",
@@ -41,9 +41,10 @@ MUTATIONS = (
              ("tests/test_gpu_chains.py", "-k", "sm80 and (hardtanh or headline_variants)")),
     Mutation("grad_w_element", "one grad_weight element scaled by 1.1 (wgmma engine, tile (0, 0))",
              "templates/launchers.cuh.j2",
-             "return launch_wgmma<false>(wgmma_store_kernel, sc.split, s, hi, lo, N, M, ld, x, M, K, sx0, dw, N, K, M, sk);",
-             "const char* e = launch_wgmma<false>(wgmma_store_kernel, sc.split, s, hi, lo, N, M, ld, x, M, K, sx0, dw, "
-             "N, K, M, sk); scale_one<<<1, 1, 0, s>>>(dw + 5 * K + 7); return e;",
+             "return launch_wgmma<false>(wgmma_store_kernel<true>, sc.split, s, hi, lo, N, M, ld, x, M, K, sx0, dw, N, K, M,\n"
+             "                               sk);",
+             "const char* e = launch_wgmma<false>(wgmma_store_kernel<true>, sc.split, s, hi, lo, N, M, ld, x, M, K, sx0, "
+             "dw, N, K, M, sk); scale_one<<<1, 1, 0, s>>>(dw + 5 * K + 7); return e;",
              ("tests/test_gpu_chains.py", "-k", "sm90 and (relu_scale_tanh or hardtanh_wide)")),
     Mutation("unwritten_tile", "one forward output tile left unwritten (wgmma engine, block (1, 0))",
              "templates/launchers.cuh.j2",
@@ -80,8 +81,8 @@ MUTATIONS = (
              "for (int s = 1; s < S; ++s) {", "for (int s = 1; s < S - 1; ++s) {",
              ("tests/test_gpu_module.py", "-k", "random_shapes and 3xtf32-sm90")),
     Mutation("outer_row", "grad_weight's outer product drops the last batch row's term (batches of 2-4)",
-             "templates/engines/mainloop_gemv_fp32.cuh.j2", "      const float d = __ldg(dz + (long long)m * N + n)",
-             "      if (m > 0 && m == rows - 1) break;\n      const float d = __ldg(dz + (long long)m * N + n)",
+             "templates/engines/mainloop_gemv_fp32.cuh.j2", "  for (int m = 0; m < M; ++m) {",
+             "  for (int m = 0; m < M - (M > 1); ++m) {",
              ("tests/test_gpu_module.py", "-k", "few_rows")),
     Mutation("gemv_lanes", "the few-rows forward's shuffle tree skips its first step (half the lanes' sums lost)",
              "templates/engines/mainloop_gemv_fp32.cuh.j2", "for (int offset = 16; offset > 0; offset >>= 1)",
@@ -89,13 +90,19 @@ MUTATIONS = (
     Mutation("counters_per_call", "split-K's counters allocated and cleared (with a device sync) on every call",
              "templates/launchers.cuh.j2", "  if (!counters[d]) {", "  if (true) {",
              ("tests/test_gpu_real_use.py", "-k", "cuda_graph")),
+    Mutation("staged_rows", "dx's and dW's staged stores swap each pair of rows (16-bit wgmma, whole tiles)",
+             "templates/epilogue/epilogue_store.cuh.j2",
+             "*reinterpret_cast<uint4*>(dst + (r0 + r) * ldc + p * PER_PIECE) =",
+             "*reinterpret_cast<uint4*>(dst + (r0 + (r ^ 1)) * ldc + p * PER_PIECE) =",
+             ("tests/test_gpu_dtypes.py", "-k", "test_half_module and wgmma and not m128 and bfloat16 and 1024x1024x1024x32")),
     Mutation("bn_running_var", "the running variance updated with the biased batch variance",
-             "templates/epilogue/epilogue_cols.cuh.j2", "f * var * M / (M - 1));", "f * var);",
+             "templates/epilogue/epilogue_cols.cuh.j2", "f * var * M / (M - 1)));", "f * var));",
              ("tests/test_gpu_batchnorm.py", "-k", "bn_relu")),
 )
 # the grad_weight mutant's helper kernel (a mutant may add code; it must not change the others)
 EXTRA = {"grad_w_element": ("templates/launchers.cuh.j2", "static const char* last_error() {",
-                            "__global__ void scale_one(float* p) { *p *= 1.1f; }\n\nstatic const char* last_error() {")}
+                            "template <class T>\n__global__ void scale_one(T* p) { *p = T((float)*p * 1.1f); }\n\n"
+                            "static const char* last_error() {")}
 
 
 def plant(m: Mutation, root: pathlib.Path):

@@ -1209,6 +1209,10 @@ struct Wgmma : WgmmaPipeline {
   static constexpr int FORWARD_MIN_BLOCKS = 1;
   static constexpr bool P_MN_OK = false;  // P comes k-contiguous only (its planes are split, and transposed, first)
   static constexpr bool PERSISTENT = false;  // one tile a block
+  // outputs stored straight from the fragments (store_accumulators): no output stage, so none of its parts
+  static constexpr int OUT_STAGE_ROWS = 0;
+  static __device__ __forceinline__ char* out_stage(float*) { return nullptr; }
+  static __device__ __forceinline__ void sync_group() {}
 
   // Consumer thread (warp w, lane 4g + t) holds, in wgmma's m64nBMk8 accumulator layout, columns
   // 16 w + g + 8 j (j = 0, 1: wgmma's rows) and rows 8 (i / 2) + 2 t + i % 2 (wgmma's columns).
@@ -1589,6 +1593,51 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[E::ACC_M][E::
       if (row < M && col < N) C[row * ldc + col] = to_elem(acc[i][j]);
     }
   }
+}
+
+// The same through shared memory (engines with E::OUT_STAGE_ROWS): each consumer warpgroup stages
+// OUT_STAGE_ROWS rows of its 64 columns, then copies them out in 16-byte pieces of rows (whole sectors and
+// lines). Straight from the wgmma fragments a warp instruction writes 2-byte pieces of 4 rows: dW at the
+// headline (2048 tiles of 16 k steps) spent 45 of its 232 us on those stores (benchmarks/epilogue_variants.py).
+// Whole tiles of a 16-byte aligned C only (store_accumulators decides).
+template <class E>
+__device__ __forceinline__ void store_fragments_staged(const float (&acc)[E::ACC_M][E::ACC_N],
+                                                       elem_t* __restrict__ C, long long ldc, int m0, int n0,
+                                                       char* stage) {
+  constexpr int CH = E::OUT_STAGE_ROWS, PIECES = 64 * (int)sizeof(elem_t) / 16, PER_PIECE = 16 / (int)sizeof(elem_t);
+  const int group = threadIdx.x / 128;
+  elem_t* dst = C + (long long)m0 * ldc + n0 + 64 * group;
+#pragma unroll
+  for (int r0 = 0; r0 < E::TILE_M; r0 += CH) {
+#pragma unroll
+    for (int i = r0 / 4; i < (r0 + CH) / 4; ++i)  // (a thread's fragment rows i cover tile rows 4i .. 4i + 3)
+#pragma unroll
+      for (int j = 0; j < E::ACC_N; ++j)
+        *reinterpret_cast<elem_t*>(stage + (E::row(i) - r0) * E::OUT_PITCH + (E::col(j) - 64 * group) *
+                                   (int)sizeof(elem_t)) = to_elem(acc[i][j]);
+    E::sync_group();
+    for (int e = threadIdx.x % 128; e < CH * PIECES; e += 128) {
+      const int r = e / PIECES, p = e % PIECES;
+      *reinterpret_cast<uint4*>(dst + (r0 + r) * ldc + p * PER_PIECE) =
+          *reinterpret_cast<const uint4*>(stage + r * E::OUT_PITCH + p * 16);
+    }
+    E::sync_group();  // the copy has read the stage before the next pass writes it
+  }
+}
+
+// A GEMM's output tile: staged where the engine has room and the tile is whole and aligned, else from the
+// fragments. (The condition is the block's: every thread takes the same path.)
+template <class E>
+__device__ __forceinline__ void store_accumulators(const float (&acc)[E::ACC_M][E::ACC_N], elem_t* __restrict__ C,
+                                                   long long ldc, int M, int N, int m0, int n0, float* smem) {
+  if constexpr (E::OUT_STAGE_ROWS > 0) {
+    if (m0 + E::TILE_M <= M && n0 + BN <= N && (ldc * (long long)sizeof(elem_t)) % 16 == 0 &&
+        reinterpret_cast<uintptr_t>(C) % 16 == 0) {
+      store_fragments_staged<E>(acc, C, ldc, m0, n0, E::out_stage(smem));
+      return;
+    }
+  }
+  store_fragments<E>(acc, C, ldc, M, N, m0, n0);
 }
 }  // namespace fg
 
@@ -2211,7 +2260,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __
     float acc[Wgmma::ACC_M][Wgmma::ACC_N];
     Wgmma::consume<false, P_K_FAST>(q, acc, k_len);
     if (!split_k_finish<Wgmma>(acc, sk)) return;
-    store_fragments<Wgmma>(acc, C, cols, rows, cols, m0, n0);
+    store_accumulators<Wgmma>(acc, C, cols, rows, cols, m0, n0, smem);
   }
 #endif
 }
@@ -2240,7 +2289,7 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
     for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
       float acc[E::ACC_M][E::ACC_N];
       E::template consume_tile<false, P_K_FAST>(q, acc, reduce, pos);
-      store_fragments<E>(acc, C, cols, rows, cols, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN);
+      store_accumulators<E>(acc, C, cols, rows, cols, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN, smem);
     }
   }
 #endif

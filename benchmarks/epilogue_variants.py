@@ -1,0 +1,91 @@
+"""Where a module's GEMM kernels spend their epilogue time, by leaving one piece out (METHOD: time variants that
+leave a stage out, take differences). Each variant is the planned module's source with one edit; the edited
+modules build in parallel, then each is timed per kernel (benchmarks/kernel_times.py's step_kernel_times). The
+outputs of a variant are wrong by design: this measures, it checks nothing.
+
+    device: PYTHONPATH=. python3 benchmarks/epilogue_variants.py [--dtype bfloat16] [--init 8192,8192,512]
+            [--batch 1024] [--variants base,no_z,no_stats,no_out,no_store] [--reps 10]
+"""
+import argparse
+import pathlib
+import sys
+import tempfile
+
+import torch
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import fusegen  # noqa: E402
+from fusegen.codegen import write_module  # noqa: E402
+from fusegen.tools.tune import _build_all, _import  # noqa: E402
+from kernel_times import step_kernel_times  # noqa: E402
+
+# variant -> (what it leaves out, [(text in the module, its replacement)]); each text must occur
+VARIANTS = {
+    "base": ("nothing", []),
+    "no_z": ("the forward's z store (the backward's input)",
+             [("if (a.z) a.z[o] = to_op(zv[b][e]);", "")]),
+    "no_stats": ("the forward's mean / rstd stores",
+                 [("a.mean[group] = mean_s;", ""), ("a.rstd[group] = rstd_s;", "")]),
+    # (the value's arithmetic sinks into the branch that never runs: out's arithmetic and store both leave)
+    "no_out": ("the forward's output: its normalize, affine, stages and store",
+               [("a.out[o] = to_out(", "if (o == -7) a.out[o] = to_out(")]),
+    "no_store": ("dx's and dW's global stores, from the fragments or the output stage (the accumulators are "
+                 "computed, and staged, all the same)",
+                 [("if (row < M && col < N) C[row * ldc + col] = to_elem(acc[i][j]);",
+                   "if (row < M && col < N && M < 0) C[row * ldc + col] = to_elem(acc[i][j]);"),
+                  ("*reinterpret_cast<uint4*>(dst + (r0 + r) * ldc + p * PER_PIECE) =",
+                   "if (ldc < 0) *reinterpret_cast<uint4*>(dst + (r0 + r) * ldc + p * PER_PIECE) =")]),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dtype", default="bfloat16", choices=["float32", "bfloat16", "float16"])
+    ap.add_argument("--init", default="8192,8192,512", help="input, hidden, groups")
+    ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--reps", type=int, default=10)
+    args = ap.parse_args()
+    input_size, hidden, groups = (int(v) for v in args.init.split(","))
+    dtype = getattr(torch, args.dtype)
+    p = fusegen.plan(fusegen.Spec(input_size, hidden, groups, dtype=args.dtype), gpu=torch.cuda.get_device_name(),
+                     arch=torch.cuda.get_device_capability(), batch=args.batch)
+    print(f"{p.module_name}: {p.summary}", flush=True)
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-variants-"))
+    text = write_module(p, workdir).read_text()
+    paths = {}
+    for name in args.variants.split(","):
+        edited = text
+        for old, new in VARIANTS[name][1]:
+            if old not in edited:
+                raise SystemExit(f"variant {name}: the module has no {old!r} (the template changed: update VARIANTS)")
+            edited = edited.replace(old, new)
+        paths[name] = workdir / f"{p.module_name}_{name}.py"
+        paths[name].write_text(edited)
+    failed = _build_all(list(paths.values()), len(paths))
+    if failed:
+        raise SystemExit("builds failed:\n" + "\n".join(f"{k}: {v}" for k, v in failed.items()))
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    x = torch.randn(args.batch, input_size, device="cuda", generator=gen).to(dtype).requires_grad_()
+    g = torch.randn(args.batch, hidden, device="cuda", generator=gen).to(dtype)
+    table = {}
+    for name, path in paths.items():
+        torch.manual_seed(0)
+        model = _import(path).ModelNew(input_size, hidden, groups).cuda().to(dtype)
+        table[name] = step_kernel_times(model, x, g, args.reps, by_launch=True)
+    kernels = sorted({k for t in table.values() for k in t}, key=lambda k: -table["base"].get(k, (0,))[0]
+                     if "base" in table else k)
+    print(f"\n{torch.cuda.get_device_name()}, {args.dtype}, batch {args.batch}, init {args.init}: us a step per "
+          f"kernel, medians over {args.reps} steps")
+    print(f"{'kernel':<60} " + " ".join(f"{n:>9}" for n in table))
+    for k in kernels:
+        print(f"{k[:60]:<60} " + " ".join(f"{table[n][k][0] if k in table[n] else float('nan'):9.1f}" for n in table))
+    for name in table:
+        print(f"  {name}: leaves out {VARIANTS[name][0]}")
+
+
+if __name__ == "__main__":
+    main()

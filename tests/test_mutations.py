@@ -1,0 +1,28 @@
+"""benchmarks/mutations.py plants each bug by replacing a text that must occur exactly once in the tree: a
+template edited since leaves its mutant planting nothing (the GPU run then stops on it). Checked here, on the CPU,
+so a template change that moves a mutation's text fails CI, not a device call."""
+import importlib.util
+import pathlib
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _mutations():
+    spec = importlib.util.spec_from_file_location("fusegen_mutations", REPO / "benchmarks" / "mutations.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+M = _mutations()
+
+
+@pytest.mark.parametrize("mutation", M.MUTATIONS, ids=lambda m: m.key)
+def test_each_planted_bug_finds_its_text_once(mutation):
+    edits = [(mutation.path, mutation.old, mutation.new)] + ([M.EXTRA[mutation.key]] if mutation.key in M.EXTRA else [])
+    for path, old, new in edits:
+        count = (REPO / path).read_text().count(old)
+        assert count == 1, f"mutation {mutation.key}: {old!r} occurs {count} times in {path} (expected once)"
+        assert new != old
