@@ -43,8 +43,10 @@ ENGINE_WORDS = {
     "mma_tf32": "`mma.sync` m16n8k8 (sm_80+), multi-stage cp.async pipeline",
     "wgmma_bf16": "sm_90a `wgmma` k16 bf16 (TMA bulk copies into a ring of shared-memory stages, one producer "
                   "warp, two consumer warpgroups; x and dz read in place, dz row-contiguous for dW (wgmma's B "
-                  "N-major: no transpose pass); the weight's fragments by ldmatrix); operands the copy engine cannot "
-                  "read run on the mma.sync engine",
+                  "N-major: no transpose pass); the weight's fragments by ldmatrix); the backward GEMMs persistent "
+                  "(a block an SM walks its output tiles, the producer loading the next tile's stages during the "
+                  "store) and their whole tiles written through a small shared-memory stage in 16-byte row pieces; "
+                  "operands the copy engine cannot read run on the mma.sync engine",
     "wgmma_f16": "sm_90a `wgmma` k16 f16, as the bf16 one",
     "mma_bf16": "`mma.sync` m16n8k16 bf16 (sm_80+), multi-stage cp.async pipeline",
     "mma_f16": "`mma.sync` m16n8k16 f16 (sm_80+), multi-stage cp.async pipeline",
