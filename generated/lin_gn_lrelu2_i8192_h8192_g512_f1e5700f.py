@@ -362,13 +362,13 @@ constexpr int NSCALAR = 1;  // runtime constants the stages read
 static_assert(ROW_THREADS % LANES == 0, "a sub-warp must not straddle blocks");
 static_assert(32 % LANES == 0, "a sub-warp must not straddle warps");
 
-// Sum over the LANES lanes of a sub-warp; every lane of the warp must call it (full mask).
+// Sum over the W lanes of a sub-warp (W a power of two, LANES unless told); every lane of the warp calls it.
 // Group statistics are summed in stat_t: double for fp32 layers (the normalization's own rounding far below the
 // fp32 GEMM's), fp32 for 16-bit ones (the planner's reason).
-template <typename T>
+template <int W = LANES, typename T>
 __device__ __forceinline__ T subwarp_sum(T v) {
 #pragma unroll
-  for (int offset = LANES / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset, LANES);
+  for (int offset = W / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset, W);
   return v;
 }
 
@@ -1209,10 +1209,8 @@ struct Wgmma : WgmmaPipeline {
   static constexpr int FORWARD_MIN_BLOCKS = 1;
   static constexpr bool P_MN_OK = false;  // P comes k-contiguous only (its planes are split, and transposed, first)
   static constexpr bool PERSISTENT = false;  // one tile a block
-  // outputs stored straight from the fragments (store_accumulators): no output stage, so none of its parts
+  // outputs stored straight from the fragments (store_accumulators): no output stage
   static constexpr int OUT_STAGE_ROWS = 0;
-  static __device__ __forceinline__ char* out_stage(float*) { return nullptr; }
-  static __device__ __forceinline__ void sync_group() {}
 
   // Consumer thread (warp w, lane 4g + t) holds, in wgmma's m64nBMk8 accumulator layout, columns
   // 16 w + g + 8 j (j = 0, 1: wgmma's rows) and rows 8 (i / 2) + 2 t + i % 2 (wgmma's columns).
@@ -1969,13 +1967,6 @@ constexpr int BWD_SUMS = 3 + NCHAN;    // 0 gamma, 1 beta, 2 the Linear's bias, 
 static_assert(GW <= 32 && 32 % GW == 0, "one pass: a group within a warp");
 static_assert(ONE_LANES % 32 == 0 && ROW_THREADS % ONE_LANES == 0, "a warp covers consecutive channels of one row");
 
-template <typename T>
-__device__ __forceinline__ T group_lanes_sum(T v) {  // over a group's ONE_GROUP_LANES lanes (all lanes call it)
-#pragma unroll
-  for (int o = ONE_GROUP_LANES / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
 __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     gn_backward_one_pass_kernel(BackwardArgs a, double* partials, int rows_per_chunk) {
   constexpr int R = ONE_ROWS_IN_FLIGHT, CH = ONE_CH;
@@ -2046,8 +2037,8 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     }
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      s1[i] = group_lanes_sum(s1[i]) / GW;
-      s2[i] = group_lanes_sum(s2[i]) / GW;
+      s1[i] = subwarp_sum<ONE_GROUP_LANES>(s1[i]) / GW;
+      s2[i] = subwarp_sum<ONE_GROUP_LANES>(s2[i]) / GW;
     }
 #pragma unroll
     for (int i = 0; i < R; ++i) {
@@ -2558,15 +2549,11 @@ static const char* launch_wgmma(Kernel kernel, int slices, cudaStream_t s, const
   if constexpr (!PERSIST) {
     return launch<Wgmma>(kernel, p_rows, (int)cols, slices, s, maps[0], maps[1], maps[2], args...);
   }
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    return "cannot read the GPU's multiprocessor count";
   const long long tiles = (p_rows + Wgmma::TILE_M - 1) / Wgmma::TILE_M * ((cols + BN - 1) / BN);
   constexpr int bytes = smem_bytes<Wgmma>();
   const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e != cudaSuccess) return cudaGetErrorString(e);
-  kernel<<<(unsigned)std::min<long long>(tiles, sms), Wgmma::THREADS, bytes, s>>>(maps[0], maps[1], maps[2], args...);
+  kernel<<<(unsigned)std::min<long long>(tiles, sm_count()), Wgmma::THREADS, bytes, s>>>(maps[0], maps[1], maps[2], args...);
   return last_error();
 }
 
@@ -2626,7 +2613,7 @@ int gn_backward_chunks(int M, int N) {
   const long long blocks_wide = (N + ONE_COLS - 1) / ONE_COLS;
   const long long want = std::max(1ll, (1ll << 18) / (blocks_wide * ROW_THREADS));
   const long long most = std::min(65535ll, ((long long)M + ONE_ROW_LANES - 1) / ONE_ROW_LANES);
-  const long long rows = (M + std::min(want, most) - 1) / std::min(want, most);  // rows a chunk
+  const long long chunks = std::min(want, most), rows = (M + chunks - 1) / chunks;  // rows a chunk
   return (int)((M + rows - 1) / rows);
 }
 long long gn_backward_partial_doubles(int M, int N) { return (long long)BWD_SUMS * gn_backward_chunks(M, N) * N; }
