@@ -71,6 +71,7 @@ PARTIAL_SLOTS = 0
 Z_ALWAYS = False  # the forward's later kernels read z: it is written even without backward
 STATS_PER_ROW = 512  # float64 statistics kept per row for backward
 COL_STATS = False  # the BatchNorm's (mean, rstd) per channel, float64, kept for backward
+STATS_FOR_BACKWARD = True  # the statistics are written only when kept for backward
 HAS_NORM = True  # the chain has a fused GroupNorm (group statistics are kept for backward)
 GROUP_NORM = True  # a GroupNorm, fused or beside row reductions
 RENDER_COMMAND = 'fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "NVIDIA H200"'
@@ -1709,8 +1710,8 @@ struct ForwardArgs {
   const elem_t* bias; const elem_t* gamma; const elem_t* beta;  // (N,) contiguous, or nullptr when the layer has none
   out_t* out;        // (M, N)
   z_t* z;       // (M, N) the Linear's output (with bias) kept for backward, or nullptr
-  double* mean;       // (M, G), kept in double for backward (the forward normalizes with them rounded to fp32)
-  double* rstd;       // (M, G)
+  double* mean;       // (M, G), kept in double for backward (the forward normalizes with them rounded to fp32);
+  double* rstd;       // (M, G)    a fused GroupNorm's are nullptr when backward will not run
   double2* partials;  // two-stage only: (M, G, PIECES) (mean, M2) of each group's piece in one tile
   int M, N, K;
   float eps;
@@ -1760,7 +1761,7 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
       const stat_t rstd_d = gn_rstd(m2, GW, a.eps);
       if (!in) continue;
       const float mean = (float)mean_d, rstd = (float)rstd_d;
-      if (t % QL == 0) {
+      if (t % QL == 0 && a.mean) {  // (null: not kept for backward)
         const long long group = (long long)row * G + col0 / GW;
         a.mean[group] = mean_d;
         a.rstd[group] = rstd_d;
@@ -1859,7 +1860,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
         if (row >= M || col0 >= N) continue;
         const stat_t mean_s = s[b], rstd_s = gn_rstd(m2[b], GW, a.eps);
         const float mean = (float)mean_s, rstd = (float)rstd_s;
-        if (first) {
+        if (first && a.mean) {  // (null: not kept for backward)
           const long long group = (long long)row * G + col0 / GW;
           a.mean[group] = mean_s;
           a.rstd[group] = rstd_s;
@@ -1913,7 +1914,7 @@ __device__ __forceinline__ void gn_epilogue_smem(const float (&acc)[E::ACC_M][E:
       const float mean = (float)mean_d, rstd = (float)rstd_d;
       if (!active) continue;
       const long long group = (long long)row * G + col0 / GW;
-      if (lane == 0) { a.mean[group] = mean_d; a.rstd[group] = rstd_d; }
+      if (lane == 0 && a.mean) { a.mean[group] = mean_d; a.rstd[group] = rstd_d; }  // (null: not kept)
       for (int c = lane; c < GW; c += LANES) {
         const int col = col0 + c;
         const long long o = (long long)row * N + col;
@@ -2991,6 +2992,7 @@ int64_t stats_per_row(int64_t N) { return kGroupWidth ? groups(N) : kRowStats; }
 constexpr bool kColStats = false;  // a BatchNorm's (mean, rstd) per channel
 constexpr bool kHasNorm = true;  // a fused GroupNorm: rstd kept; dz has a remainder worth keeping
 constexpr bool kZAlways = false;  // the forward's later kernels read z
+constexpr bool kStatsForBackward = true;  // only backward reads the statistics
 constexpr int64_t kPartialSlots = 0;  // two-stage statistics' partial sums
 constexpr int64_t kRowSums = 0;  // float64 row sums backward keeps for the parameter gradients
 constexpr bool kPreParams = false;  // group means for pre-GroupNorm parameters
@@ -3017,7 +3019,8 @@ std::vector<torch::Tensor> forward_call(torch::Tensor x, torch::Tensor w, torch:
                                          : torch::empty({0}, x.options().dtype(kOp));
   // statistics in float64: backward's projection needs them more exact than fp32 (see gn_backward); the forward
   // rounds them to fp32 to normalize, and backward repeats that rounding
-  const std::vector<int64_t> stats = stats_per_row(N) ? std::vector<int64_t>{M, stats_per_row(N)}
+  const std::vector<int64_t> stats = !keep && kStatsForBackward ? std::vector<int64_t>{0}  // (kernels skip them)
+                                     : stats_per_row(N) ? std::vector<int64_t>{M, stats_per_row(N)}
                                      : kColStats  ? std::vector<int64_t>{N} : std::vector<int64_t>{0};
   torch::Tensor mean = fresh(stats, f64, poison);
   torch::Tensor rstd = kHasNorm || kColStats ? fresh(stats, f64, poison) : torch::empty({0}, f64);
@@ -3564,7 +3567,8 @@ if _HAS_CUSTOM_OP:
         def _(x, weight, bias, gamma, beta, s0, eps, keep):
             batch = x.shape[0]
             z = x.new_empty(*((batch, HIDDEN_SIZE) if keep or Z_ALWAYS else (0,)), dtype=torch.float32)
-            stats = (batch, STATS_PER_ROW) if STATS_PER_ROW else (HIDDEN_SIZE,) if COL_STATS else (0,)
+            stats = ((0,) if STATS_FOR_BACKWARD and not keep else (batch, STATS_PER_ROW) if STATS_PER_ROW
+                     else (HIDDEN_SIZE,) if COL_STATS else (0,))
             return (x.new_empty(batch, HIDDEN_SIZE, dtype=OUT_DTYPE), z, x.new_empty(*stats, dtype=torch.float64),
                     x.new_empty(*(stats if HAS_NORM or COL_STATS else (0,)), dtype=torch.float64))
 

@@ -222,6 +222,14 @@ class Plan:
         return self.group_strategy in (FRAGMENT, TILE_LOCAL, TWO_STAGE) and gw <= 32 and gw & (gw - 1) == 0
 
     @property
+    def stats_only_for_backward(self) -> bool:
+        """The forward's statistics are written for backward alone (a fused GroupNorm's mean and rstd: its epilogue
+        normalizes with values it holds), so a call that keeps nothing for backward skips them: at the bf16 headline
+        their stores are 16 us of the forward's 231 (benchmarks/epilogue_variants.py). Row reductions and BatchNorm
+        read theirs in the forward (a later pass, the running statistics)."""
+        return self.group_strategy in (FRAGMENT, TILE_LOCAL, TWO_STAGE)
+
+    @property
     def needs_z(self) -> bool:
         """The forward writes z even when backward will not run: later kernels of the forward read it."""
         return self.group_strategy in (TWO_STAGE, ROWS, COLS)

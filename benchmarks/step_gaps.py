@@ -1,0 +1,100 @@
+"""Where a forward+backward step's time goes besides our kernels: the same step timed three ways, for fusegen and
+its peers in one run.
+
+    device: PYTHONPATH=. python3 benchmarks/step_gaps.py [--dtypes bfloat16,float16] [--compile max-autotune-no-cudagraphs]
+
+- "accumulating": model(x).backward(g) back to back with the gradients kept (dtype_bench's step): from the second
+  step on, autograd adds each new gradient into .grad (an extra read-read-write pass over W's gradient: 400 MB in
+  bf16 at the headline) and into x.grad;
+- "fresh grads": the gradients set to None before each step (what a training loop's zero_grad(set_to_none=True)
+  does, and what x, an activation in a real model, never has): autograd hands over our gradients as they are;
+- the GPU's kernel time of a fresh-grads step (torch.profiler), so step minus kernels is the idle GPU.
+"""
+import argparse
+import pathlib
+import sys
+import tempfile
+
+import torch
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import fusegen  # noqa: E402
+from fusegen.codegen import write_module  # noqa: E402
+from fusegen.tools.accuracy import ReferenceLayer  # noqa: E402
+from fusegen.tools.tune import _build_all, _import, time_ms  # noqa: E402
+
+
+def kernel_us(step, reps=5):
+    """GPU microseconds of kernels (and memsets / copies) per call of step."""
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            step()
+        torch.cuda.synchronize()
+    return sum(e.time_range.elapsed_us() for e in prof.events()
+               if e.device_type == torch.autograd.DeviceType.CUDA) / reps
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dtypes", default="bfloat16,float16")
+    ap.add_argument("--init", default="8192,8192,512", help="input, hidden, groups")
+    ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--inner", type=int, default=5)
+    ap.add_argument("--compile", default="", help="also torch.compile in this mode (e.g. max-autotune-no-cudagraphs)")
+    args = ap.parse_args()
+    k, n, groups = (int(v) for v in args.init.split(","))
+    m = args.batch
+    gpu = torch.cuda.get_device_name()
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-gaps-"))
+    dtypes = args.dtypes.split(",")
+    paths = {d: write_module(fusegen.plan(fusegen.Spec(k, n, groups, dtype=d), gpu=gpu,
+                                          arch=torch.cuda.get_device_capability(), batch=m), workdir) for d in dtypes}
+    failed = _build_all(list(paths.values()), len(paths))
+    if failed:
+        raise SystemExit(f"builds failed: {failed}")
+    rows = []
+    for d in dtypes:
+        dt = getattr(torch, d)
+        torch.manual_seed(0)
+        models = {"fusegen": _import(paths[d]).ModelNew(k, n, groups).cuda().to(dt)}
+        torch.manual_seed(0)
+        models["eager"] = ReferenceLayer(k, n, groups).cuda().to(dt)
+        if args.compile:
+            models[f"compile {args.compile}"] = torch.compile(ReferenceLayer(k, n, groups).cuda().to(dt),
+                                                              mode=args.compile)
+        gen = torch.Generator(device="cuda").manual_seed(1)
+        x = torch.randn(m, k, device="cuda", generator=gen).to(dt).requires_grad_()
+        g = torch.randn(m, n, device="cuda", generator=gen).to(dt)
+        for name, model in models.items():
+            def accumulating():
+                model(x).backward(g)
+
+            def fresh():
+                model.zero_grad(set_to_none=True)
+                x.grad = None
+                model(x).backward(g)
+
+            def forward():
+                with torch.no_grad():
+                    model(x)
+            fwd = time_ms(forward, args.reps, inner=args.inner)
+            acc = time_ms(accumulating, args.reps, inner=args.inner)
+            fr = time_ms(fresh, args.reps, inner=args.inner)
+            busy = kernel_us(fresh) / 1e3
+            rows.append((d, name, fwd, acc, fr, busy))
+            print(f"{d} {name}: forward {fwd:.3f} ms, fwd+bwd accumulating {acc:.3f}, fresh grads {fr:.3f} "
+                  f"(kernels {busy:.3f})", flush=True)
+    print(f"\n{gpu}, batch {m}, {k} -> {n}, {groups} groups; medians of {args.reps} x {args.inner} calls (ms)")
+    print(f"{'dtype':9} {'layer':38} {'forward':>8} {'fwd+bwd acc.':>13} {'fwd+bwd fresh':>14} {'kernels':>8}")
+    for d, name, fwd, acc, fr, busy in rows:
+        print(f"{d:9} {name:38} {fwd:8.3f} {acc:13.3f} {fr:14.3f} {busy:8.3f}")
+
+
+if __name__ == "__main__":
+    main()
