@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 import fusegen  # noqa: E402
 from fusegen.codegen import write_module  # noqa: E402
 from fusegen.tools.accuracy import ReferenceLayer  # noqa: E402
-from fusegen.tools.tune import _build_all, _import, time_ms  # noqa: E402
+from fusegen.tools.tune import _build_all, _import, host_us, time_ms  # noqa: E402
 
 
 def kernel_us(step, reps=5):
@@ -39,6 +39,28 @@ def kernel_us(step, reps=5):
                if e.device_type == torch.autograd.DeviceType.CUDA) / reps
 
 
+def timeline(step, steps=3):
+    """Each GPU activity of `steps` calls of step, back to back after a warm-up: its start relative to the first,
+    its duration and the idle time before it (us), so that a gap can be put on the kernel it precedes."""
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    events = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+                    key=lambda e: e.time_range.start)
+    t0 = events[0].time_range.start if events else 0
+    lines, end = [], None
+    for e in events:
+        r = e.time_range
+        gap = 0.0 if end is None else max(0.0, r.start - end)
+        lines.append(f"    {r.start - t0:9.1f} {r.elapsed_us():8.1f} {gap:7.1f}  {e.name[:90]}")
+        end = r.end if end is None else max(end, r.end)
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtypes", default="bfloat16,float16")
@@ -46,6 +68,9 @@ def main():
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--inner", type=int, default=5)
+    ap.add_argument("--timeline", action="store_true",
+                    help="also print each GPU activity of three fresh-grads steps (start, duration, idle before it) "
+                         "and the host's time to issue a step")
     ap.add_argument("--compile", default="", help="also torch.compile in this mode (e.g. max-autotune-no-cudagraphs)")
     args = ap.parse_args()
     k, n, groups = (int(v) for v in args.init.split(","))
@@ -88,6 +113,10 @@ def main():
             fr = time_ms(fresh, args.reps, inner=args.inner)
             busy = kernel_us(fresh) / 1e3
             rows.append((d, name, fwd, acc, fr, busy))
+            if args.timeline:
+                print(f"{d} {name}: host issues a fresh-grads step in {host_us(fresh):.1f} us, a forward in "
+                      f"{host_us(forward):.1f} us; three fresh steps (us: start, duration, idle before):")
+                print("\n".join(timeline(fresh)), flush=True)
             print(f"{d} {name}: forward {fwd:.3f} ms, fwd+bwd accumulating {acc:.3f}, fresh grads {fr:.3f} "
                   f"(kernels {busy:.3f})", flush=True)
     print(f"\n{gpu}, batch {m}, {k} -> {n}, {groups} groups; medians of {args.reps} x {args.inner} calls (ms)")

@@ -59,7 +59,12 @@ def test_from_model_cli_renders_what_render_renders(tmp_path):
     ("refuse_batchnorm_functional.py", "batch_norm (a BatchNorm other than nn.BatchNorm1d", "F.batch_norm("),
     ("refuse_two_gemms.py", "Linear (a second GEMM)", "self.fc2("),
     ("refuse_dropout.py", "Dropout (dropout in training)", "self.drop("),
-    ("refuse_min_elementwise.py", "min (element-wise min against a tensor", "torch.min(x, self.constant)"),
+    ("refuse_min_elementwise.py", "min (a scalar parameter constant of shape (): not generated yet",
+     "torch.min(x, self.constant)"),
+    ("refuse_max_of_values.py", "maximum (element-wise max against a tensor other than a per-channel nn.Parameter",
+     "torch.maximum(y, h)"),
+    ("refuse_clamp_param_and_bound.py", "clamp (a clamp with a tensor bound and a second bound",
+     "torch.clamp(x, min=self.lower, max=6.0)"),
     ("refuse_second_groupnorm.py", "GroupNorm (a second GroupNorm", "self.gn2(x)"),
     ("refuse_column_param.py", "mul (a parameter operand scale of shape (16, 1): a per-channel parameter has shape "
                                "(16,) or (1, 16))", "x * self.scale"),
@@ -208,6 +213,15 @@ STAGE_FILES = {
         ("leaky_relu", (("negative_slope", 0.05),), "self.act(self.gn"), ("add_self", (), "x + x"),
         ("channel", _ch("mul", "scale"), "x.mul(self.scale)"),
         ("hardtanh", (("min_val", 0.0), ("max_val", 6.0)), "self.relu6(x)")]),
+    "stage_channel_min_max.py": ((37, 130, "fc.weight", "fc.bias", False), [
+        ("relu", (), "torch.relu(x)"), ("channel", _ch("maximum", "floor"), "torch.maximum(x, self.floor)"),
+        ("channel", _ch("minimum", "ceiling"), "torch.min(x, self.ceiling)"),
+        ("channel", _ch("pfmax", "low"), "torch.fmax(self.low, x)"), ("scalar", _s("mul", 2.0), "x * 2.0"),
+        ("channel", _ch("fmin", "cap"), "x.fmin(self.cap)")]),
+    "stage_channel_clamp_params.py": ((64, 96, "fc.weight", "fc.bias", False), [
+        ("relu", (), "torch.relu(x)"), ("channel", _ch("clamp_min", "lower"), "torch.clamp(x, min=self.lower)"),
+        ("group_norm", _gn(8), "self.gn(x)"), ("channel", _ch("clamp_max", "upper"), "x.clamp_max(self.upper)"),
+        ("channel", _ch("maximum", "floor"), "torch.max(self.floor, x)")]),
     "stage_activations_misc.py": ((37, 130, "fc.weight", None, False), [
         ("sigmoid", (), "F.sigmoid(h)"), ("silu", (), "x.mul(torch.sigmoid(x))"),
         ("channel", _ch("sub", "shift"), "x - self.shift"), ("residual", (("src", 0),), "torch.add(h, x)"),
@@ -276,7 +290,8 @@ def _model_file(tmp_path, init, body, hidden=48, name="m"):
 
 @pytest.mark.parametrize("init,body,words", [
     (["self.s = nn.Parameter(torch.ones(1))"], ["x = self.fc(x)", "x = x * self.s  # here"],
-     "mul (a parameter operand s of shape (1,): a per-channel parameter has shape (48,) or (1, 48))"),
+     "mul (a scalar parameter s of shape (1,): not generated yet (per-channel parameters of shape (48,) or "
+     "(1, 48) are))"),
     (["self.s = nn.Parameter(torch.ones(48, 1))"], ["x = self.fc(x)", "x = torch.add(self.s, x)  # here"],
      "add (a parameter operand s of shape (48, 1): a per-channel parameter has shape (48,) or (1, 48))"),
     ([], ["y = self.fc(x)", "y = torch.relu(y)", "y = y + x  # here"],

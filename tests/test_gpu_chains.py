@@ -117,6 +117,10 @@ def _row_value(draw, v, keepdim):
 ELEMENTWISE = ("leaky_relu", "relu", "gelu", "silu", "sigmoid", "tanh", "mish", "hardtanh", "clamp", "add_self",
                "scalar", "channel", "residual")
 _const = st.floats(0.5, 3.0).map(lambda v: round(v, 3))
+# x against a per-channel parameter: arithmetic, and element-wise min / max / clamp in torch's spellings
+CHANNEL_SPELLINGS = ("{v} * {p}", "{v} / {p}", "{v} + {p}", "{v} - {p}", "torch.maximum({v}, {p})",
+                     "torch.min({p}, {v})", "torch.fmax({p}, {v})", "{v}.fmin({p})", "torch.clamp({v}, min={p})",
+                     "{v}.clamp_max({p})")
 
 
 @st.composite
@@ -160,7 +164,7 @@ def model_source(draw):
                     "hardtanh": f"F.hardtanh({v}, -{draw(_const)}, {draw(_const)})",
                     "clamp": f"torch.clamp({v}, min=-{draw(_const)}, max={draw(_const)})",
                     "scalar": f"{v} {draw(st.sampled_from(['*', '/', '+', '-']))} {draw(_const)}",
-                    "channel": f"{v} {draw(st.sampled_from(['*', '/', '+', '-']))} self.p{i}",
+                    "channel": draw(st.sampled_from(CHANNEL_SPELLINGS)).format(v=v, p=f"self.p{i}"),
                     "residual": None, "softmax": f"F.softmax({v}, dim=1)",
                     "log_softmax": f"torch.log_softmax({v}, dim=-1)",
                     "row_combine": f"{v} {draw(st.sampled_from(['-', '+']))} {_row_value(draw, v, True)}"}[kind]

@@ -134,9 +134,8 @@ _BINARY = {operator.add: "add", torch.add: "add", operator.sub: "sub", torch.sub
 _BINARY_METHODS = {"add": "add", "sub": "sub", "subtract": "sub", "mul": "mul", "multiply": "mul", "div": "div",
                    "divide": "div", "true_divide": "div"}
 _NEG = {operator.neg, torch.neg, torch.negative}
-# min / max: a reduction with a dim (or of everything), element-wise against a second tensor
-_MIN_MAX = {torch.min: "min", torch.max: "max", torch.amin: "min", torch.amax: "max", torch.minimum: "min",
-            torch.maximum: "max", torch.fmin: "min", torch.fmax: "max"}
+# min / max: a reduction with a dim (or of everything), element-wise against a second tensor (read by name)
+_MIN_MAX = {torch.min, torch.max, torch.amin, torch.amax, torch.minimum, torch.maximum, torch.fmin, torch.fmax}
 _MIN_MAX_METHODS = {"min", "max", "amin", "amax", "minimum", "maximum", "fmin", "fmax"}
 _GEMMS = {operator.matmul, torch.matmul, torch.mm}
 _SOFTMAX = {F.softmax: "softmax", torch.softmax: "softmax", F.log_softmax: "log_softmax",
@@ -333,12 +332,20 @@ class _Reader:
             return Stage("hardtanh", (("min_val", self.number(node, lo, "min_val")),
                                       ("max_val", self.number(node, hi, "max_val"))))
         if fn in _CLAMP or fn in _CLAMP_ONE or method in ("clamp", "clip", "clamp_min", "clamp_max"):
-            self.unary_input(node)
             one = _CLAMP_ONE.get(fn) or {"clamp_min": "min", "clamp_max": "max"}.get(method)
             if one:
                 bounds = {"min": None, "max": None, one: _arg(node, 1, one)}
             else:
                 bounds = {"min": _arg(node, 1, "min"), "max": _arg(node, 2, "max")}
+            tensors = [k for k, v in bounds.items() if isinstance(v, torch.fx.Node)]
+            if tensors:  # a parameter bound: a channel stage
+                if sum(v is not None for v in bounds.values()) > 1:
+                    self.refuse(node, "a clamp with a tensor bound and a second bound: one bound a call is "
+                                      "generated (x.clamp(min=p).clamp(max=q))")
+                self.current_operand(node, node.args[0] if node.args else node.kwargs.get("input"))
+                return Stage("channel", (("op", f"clamp_{tensors[0]}"),
+                                         ("param", self.channel_param(node, bounds[tensors[0]]))))
+            self.unary_input(node)
             if bounds["min"] is None and bounds["max"] is None:
                 self.refuse(node, "a clamp without bounds")
             return Stage("clamp", tuple((k, None if v is None else self.number(node, v, f"clamp's {k}"))
@@ -360,7 +367,7 @@ class _Reader:
             dim = _arg(node, 1, "dim", () if how in ("amax", "amin") else None)
             return self.reduction(node, how, dim, _arg(node, 2, "keepdim", False), tuple_out=False)
         if fn in _MIN_MAX or method in _MIN_MAX_METHODS:
-            return self.min_max(node, _MIN_MAX.get(fn) or method, fn)
+            return self.min_max(node, fn.__name__ if fn in _MIN_MAX else method, fn)
         if fn is F.dropout:
             self.unary_input(node)
             p, training = _arg(node, 1, "p", 0.5), _arg(node, 2, "training", True)
@@ -368,14 +375,23 @@ class _Reader:
         self.refuse(node)
 
     def min_max(self, node, name, fn):
-        """min / max: a reduction with a dim (amin / amax too), element-wise against a second tensor or a
-        number (minimum, maximum, fmin, fmax always)."""
+        """min / max: a reduction with a dim (amin / amax too), element-wise against a second tensor (minimum,
+        maximum, fmin, fmax always): a per-channel parameter is a channel stage."""
         which = name.lstrip("af").replace("imum", "")
-        other = _arg(node, 1, "other")
+        first, other = _arg(node, 0, "input"), _arg(node, 1, "other")
+        params = [v for v in (first, other) if isinstance(v, torch.fx.Node) and v.op == "get_attr"]
+        if params and name not in ("amin", "amax") and node.kwargs.get("dim") is None:
+            param_first = params[0] is first
+            self.current_operand(node, other if param_first else first)
+            how = {"min": "minimum", "max": "maximum"}.get(name, name)
+            if how in ("fmax", "fmin") and param_first:  # torch.fmax(p, x): a tie's gradient goes to p
+                how = "p" + how
+            return Stage("channel", (("op", how), ("param", self.channel_param(node, params[0]))))
         if isinstance(other, torch.fx.Node) or name in ("minimum", "maximum", "fmin", "fmax") or \
                 (_constant(other) and node.kwargs.get("dim") is not None):
-            self.refuse(node, f"element-wise {which} against a tensor: not generated yet (clamp with constant "
-                              "bounds is)")
+            self.refuse(node, f"element-wise {which} against a tensor other than a per-channel nn.Parameter (an "
+                              "earlier value of the chain, a buffer or a constant tensor): not generated yet (against "
+                              "a per-channel parameter it is, and clamp with constant bounds)")
         self.unary_input(node)
         if name in ("amin", "amax"):
             return self.reduction(node, name, _arg(node, 1, "dim", ()), _arg(node, 2, "keepdim", False), False)
@@ -457,6 +473,22 @@ class _Reader:
             self.refuse(node, f"an operand {what} that is not an nn.Parameter of the Model")
         return name, tuple(self.params[name].shape)
 
+    def channel_param(self, node, arg):
+        """Qualified name of the per-channel nn.Parameter that arg reads ((hidden,) or (1, hidden)), or a refusal."""
+        name, shape = self.parameter(node, arg)
+        if shape in ((), (1,)):
+            self.refuse(node, f"a scalar parameter {name} of shape {shape}: not generated yet (per-channel "
+                              f"parameters of shape ({self.hidden},) or (1, {self.hidden}) are)")
+        if shape not in ((self.hidden,), (1, self.hidden)):
+            self.refuse(node, f"a parameter operand {name} of shape {shape}: a per-channel parameter has "
+                              f"shape ({self.hidden},) or (1, {self.hidden})")
+        return name
+
+    def current_operand(self, node, arg):
+        """Check that arg is the last stage's result (a two-operand stage's tensor side)."""
+        if not (isinstance(arg, torch.fx.Node) and self.value.get(arg) == self.current):
+            self.refuse(node, "a stage must take the last stage's result as an operand")
+
     def norm_param(self, node, arg):
         if arg is None:
             return None
@@ -511,10 +543,7 @@ class _Reader:
                 op = "rsub"
             return Stage("scalar", (("op", op), ("value", float(other))))
         if isinstance(other, torch.fx.Node) and other.op == "get_attr":
-            name, shape = self.parameter(node, other)
-            if shape not in ((self.hidden,), (1, self.hidden)):
-                self.refuse(node, f"a parameter operand {name} of shape {shape}: a per-channel parameter has "
-                                  f"shape ({self.hidden},) or (1, {self.hidden})")
+            name = self.channel_param(node, other)
             if not x_first and op in ("sub", "div"):
                 self.refuse(node, f"p {'-' if op == 'sub' else '/'} x for a parameter p: x - p and x / p are "
                                   "supported")

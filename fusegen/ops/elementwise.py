@@ -10,6 +10,14 @@ def _bounds(lo, hi):
                              (hi, 1.0, 0.0) if hi is not None else None) if k)
 
 
+# The per-channel stage's operations: x against its parameter p, in words ("pfmax": torch.fmax(p, x), whose ties go
+# to p; the symmetric maximum / minimum split a tie's gradient between the two, as torch does).
+_CHANNEL = {"mul": "x * {p}", "div": "x / {p}", "add": "x + {p}", "sub": "x - {p}", "maximum": "maximum(x, {p})",
+            "minimum": "minimum(x, {p})", "fmax": "fmax(x, {p})", "fmin": "fmin(x, {p})", "pfmax": "fmax({p}, x)",
+            "pfmin": "fmin({p}, x)", "clamp_min": "clamp(x, min={p})", "clamp_max": "clamp(x, max={p})"}
+CHANNEL_OPS = tuple(_CHANNEL)
+
+
 def _scalar_title(s):
     how, c = s.param("op"), s.param("value")
     return f"{c!r} - x" if how == "rsub" else f"x {_SIGNS[how]} {c!r}"
@@ -35,8 +43,10 @@ ELEMENTWISE_OPS = (
     Op("scalar", "scalar", "s",
        "x * c, x / c, x + c, x - c, c - x, -x, torch.mul/div/add/sub, x.mul()/div()/add()/sub() (a constant c)",
        scalars=("value",), choices=("op",), describe=_scalar_title, autocast=SAME),
-    Op("channel", "per-channel", "c", "x * p, x / p, x + p, x - p (p an nn.Parameter of shape (hidden,) or (1, hidden))",
-       takes=FULL, choices=("op",), describe=lambda s: f"x {_SIGNS[s.param('op')]} {s.param('param')}",
+    Op("channel", "per-channel", "c",
+       "x * p, x / p, x + p, x - p, torch.maximum / minimum / fmax / fmin / max / min(x, p), torch.clamp(x, min=p) "
+       "or (max=p), x.clamp_min(p), x.clamp_max(p) (p an nn.Parameter of shape (hidden,) or (1, hidden))",
+       takes=FULL, choices=("op",), describe=lambda s: _CHANNEL[s.param("op")].format(p=s.param("param")),
        autocast=PROMOTES),
     Op("residual", "residual add", "res", "x + y (y an earlier value of the chain, e.g. the Linear's output)",
        takes=FULL, autocast=SAME),

@@ -1,4 +1,5 @@
-"""Refused (for now) with the right reason: torch.min against a parameter is element-wise, not a reduction."""
+"""Refused (for now) with the right reason: torch.min against a scalar parameter is element-wise, not a reduction;
+scalar parameters are not generated yet."""
 import torch
 import torch.nn as nn
 
