@@ -66,6 +66,8 @@ def test_from_model_cli_renders_what_render_renders(tmp_path):
     ("refuse_clamp_param_and_bound.py", "clamp (a clamp with a tensor bound and a second bound",
      "torch.clamp(x, min=self.lower, max=6.0)"),
     ("refuse_second_groupnorm.py", "GroupNorm (a second GroupNorm", "self.gn2(x)"),
+    ("refuse_detached_chain.py", "relu (the chain goes on from a detached value", "torch.relu(h)"),
+    ("refuse_no_grad_compute.py", "mul (a computation while autograd is off (torch.no_grad()", "x = x * 2.0"),
     ("refuse_column_param.py", "mul (a parameter operand scale of shape (16, 1): a per-channel parameter has shape "
                                "(16,) or (1, 16))", "x * self.scale"),
 ])
@@ -222,6 +224,14 @@ STAGE_FILES = {
         ("relu", (), "torch.relu(x)"), ("channel", _ch("clamp_min", "lower"), "torch.clamp(x, min=self.lower)"),
         ("group_norm", _gn(8), "self.gn(x)"), ("channel", _ch("clamp_max", "upper"), "x.clamp_max(self.upper)"),
         ("channel", _ch("maximum", "floor"), "torch.max(self.floor, x)")]),
+    "stage_residual_detached.py": ((41, 96, "fc.weight", "fc.bias", False), [
+        ("relu", (), "torch.relu(x)"), ("scalar", _s("mul", 2.0), "x * 2.0"),
+        ("residual", (("src", 0), ("detached", True)), "x + original_x"), ("group_norm", _gn(8), "self.gn(x)"),
+        ("tanh", (), "torch.tanh(x)"), ("residual", (("src", 5), ("detached", True)), "x + x.detach()")]),
+    "stage_residual_no_grad.py": ((64, 128, "fc.weight", "fc.bias", False), [
+        ("group_norm", _gn(8), "self.gn(x)"), ("silu", (), "x * torch.sigmoid(x)"),
+        ("channel", _ch("mul", "scale"), "x * self.scale"),
+        ("residual", (("src", 1), ("detached", True)), "x + skip")]),
     "stage_activations_misc.py": ((37, 130, "fc.weight", None, False), [
         ("sigmoid", (), "F.sigmoid(h)"), ("silu", (), "x.mul(torch.sigmoid(x))"),
         ("channel", _ch("sub", "shift"), "x - self.shift"), ("residual", (("src", 0),), "torch.add(h, x)"),
@@ -516,3 +526,29 @@ def test_random_chains_trace_back_to_their_stages(data, tmp_path):
     module = import_file(path)  # and the spellings are real torch: the model runs
     y = module.Model(*module.get_init_inputs())(*module.get_inputs())
     assert y.shape == (4, HIDDEN)
+
+
+@pytest.mark.parametrize("name,strategy", [("stage_residual_detached.py", "two_stage"),
+                                           ("stage_residual_no_grad.py", "fragment"),
+                                           ("row_softmax_detached_residual.py", "rows"),
+                                           ("bn_detached_residual.py", "cols")])
+def test_a_detached_residual_sends_no_gradient_to_its_source(name, strategy):
+    """Backward adds a residual's gradient into its input's and, unless the added value was detached, into the
+    source value's: against the same plan with the residuals attached, each residual's `g<src> += g<i + 1>` is gone
+    (where src is the residual's own input, x + x.detach(), it stays once instead of twice)."""
+    import dataclasses
+    import re
+    import fusegen
+    from fusegen.codegen.render import render_cuda
+    from fusegen.frontend import model_spec
+    p = fusegen.plan(model_spec(MODELS / name)[0], arch=(9, 0))
+    assert p.group_strategy == strategy
+    attached = dataclasses.replace(p, stages=tuple(
+        dataclasses.replace(st, choices=(("detached", None),)) if st.kind == "residual" else st for st in p.stages))
+    residuals = [st for st in p.stages if st.kind == "residual"]
+    assert residuals and not any(st.grad_to_src for st in residuals)
+    detached_source, attached_source = render_cuda(p), render_cuda(attached)
+    for st in residuals:
+        adds = rf"\bg{st.src} \+= g{st.index + 1};"
+        n_detached, n_attached = len(re.findall(adds, detached_source)), len(re.findall(adds, attached_source))
+        assert n_attached > 0 and n_detached == (n_attached // 2 if st.src == st.index else 0), (st, n_detached)

@@ -172,7 +172,9 @@ def model_source(draw):
                 init.append(f"self.p{i} = nn.Parameter(torch.rand(hidden_size) + 0.5)")
             if kind == "residual":
                 same_side = [u for u in range(i + 1) if side[u] == side[i]]
-                expr = f"{v} + v{draw(st.sampled_from(same_side))}"
+                # the added value as it is, or detached (its gradient stops there)
+                added = draw(st.sampled_from(["v{}", "v{}.detach()", "v{}.clone().detach()"]), label="residual")
+                expr = f"{v} + " + added.format(draw(st.sampled_from(same_side)))
         body.append(f"v{i + 1} = {expr}")
         side.append(side[i] + (1 if i == gn_at else 0))
     if rows and draw(st.booleans(), label="ends in a row value"):  # one value a row, a stage on it

@@ -138,6 +138,9 @@ _NEG = {operator.neg, torch.neg, torch.negative}
 _MIN_MAX = {torch.min, torch.max, torch.amin, torch.amax, torch.minimum, torch.maximum, torch.fmin, torch.fmax}
 _MIN_MAX_METHODS = {"min", "max", "amin", "amax", "minimum", "maximum", "fmin", "fmax"}
 _GEMMS = {operator.matmul, torch.matmul, torch.mm}
+# copies of a value: the same numbers; detach (and any copy made while autograd is off) cuts its gradient
+_COPIES = {torch.clone: "clone", torch.detach: "detach"}
+_COPY_METHODS = {"clone", "detach", "contiguous"}
 _SOFTMAX = {F.softmax: "softmax", torch.softmax: "softmax", F.log_softmax: "log_softmax",
             torch.log_softmax: "log_softmax", torch.special.softmax: "softmax", torch.special.log_softmax: "log_softmax"}
 # reductions to one value a row: torch's function -> its name (min / max with a dim return (values, indices))
@@ -187,6 +190,8 @@ class _Reader:
         self.shapes = [FULL]  # chain value k -> FULL or ROW_VALUE (one value a row)
         self.tuples = set()  # nodes that return (values, indices): a max / min over a dim
         self.used_rows = set()  # row values a row_combine has read (each is read once)
+        # nodes holding a chain value with no gradient to it: x.detach(), a copy made under torch.no_grad()
+        self.detached = set()
 
     def refuse(self, node, why=None):
         _refuse(node, self.modules, self.path, why)
@@ -206,9 +211,20 @@ class _Reader:
                 if _binary_op(node) == "add":
                     self.refuse(node, f"a residual of {what}, which is not an earlier value of the chain")
                 self.refuse(node, f"{what} is a second input, not a value of the chain from the Linear")
+        if self.copy(node, data):
+            return
+        if not node.meta.get("grad_enabled", True):
+            self.refuse(node, "a computation while autograd is off (torch.no_grad(), inference_mode): its value "
+                              "carries no gradient; fusegen generates copies made there (x.clone()) and x.detach() "
+                              "as the second operand of a residual add")
         if all(self.value[a] != self.current for a in data):
             self.refuse(node, f"a branch: it reads {data[0].name}, an earlier value, not the last stage's result")
         stage = self.classify(node)
+        if any(a in self.detached for a in data) and not (
+                isinstance(stage, Stage) and stage.kind == "residual" and stage.param("detached")):
+            self.refuse(node, "the chain goes on from a detached value (x.detach(), or a copy made under "
+                              "torch.no_grad()): no gradient would reach the Linear; a detached value is generated as "
+                              "the second operand of a residual add (x + h.detach())")
         if stage == "identity":
             self.value[node] = self.current
             return
@@ -231,6 +247,21 @@ class _Reader:
             for n, v in self.value.items():
                 if v == overwritten:
                     self.value[n] = self.current
+
+    def copy(self, node, data):
+        """A copy of a chain value (x.clone(), x.detach(), x.contiguous(), and any of them made while autograd is
+        off): the node stands for that value, detached where the copy cuts its gradient. False for other nodes."""
+        how = _COPIES.get(node.target) if node.op == "call_function" else _method(node)
+        if how not in _COPY_METHODS or len(data) != 1 or node.args[:1] != (data[0],):
+            return False
+        if node.op == "call_method" and node.target == "detach_":
+            self.refuse(node, "x.detach_() detaches every name of the value in place; write h = x.detach()")
+        if len(node.args) > 1 or any(k != "memory_format" for k in node.kwargs):
+            self.refuse(node, f"{how} with arguments other than memory_format")
+        self.value[node] = self.value[data[0]]
+        if how == "detach" or data[0] in self.detached or not node.meta.get("grad_enabled", True):
+            self.detached.add(node)
+        return True
 
     # -- what one node is ------------------------------------------------------------------------------------
     def check_shape(self, node, stage):
@@ -518,7 +549,8 @@ class _Reader:
         if op == "rsub":  # torch.rsub(x, c) is c - x
             op, a, b = "sub", b, a
         cur = self.current
-        is_x = [isinstance(v, torch.fx.Node) and self.value.get(v) == cur for v in (a, b)]
+        # a detached copy of the current value is an earlier value here: x + x.detach() is a residual
+        is_x = [isinstance(v, torch.fx.Node) and self.value.get(v) == cur and v not in self.detached for v in (a, b)]
         row_operand = next((self.value[v] for v in (a, b) if isinstance(v, torch.fx.Node) and v in self.value
                             and self.shapes[self.value[v]] == ROW_VALUE and self.value[v] != cur), None)
         if row_operand is not None:
@@ -551,7 +583,7 @@ class _Reader:
         if isinstance(other, torch.fx.Node) and other in self.value:
             src = self.value[other]
             if op == "add":
-                return Stage("residual", (("src", src),))
+                return Stage("residual", (("src", src),) + ((("detached", True),) if other in self.detached else ()))
             # x * sigmoid(x): the current value is that sigmoid node itself, used nowhere else, of the value before
             sig = self.producers[cur]
             if op == "mul" and self.stages and self.stages[-1].kind == "sigmoid" and src == cur - 1 \
@@ -608,6 +640,16 @@ def _linear(node, inp, model, modules, path):
                                  "x @ w, torch.matmul, torch.mm)")
 
 
+class _GradModeTracer(torch.fx.Tracer):
+    """fx's tracer, noting on each node whether autograd was on when it was made: fx records no torch.no_grad()
+    block, but the block does turn autograd off while the forward is traced."""
+
+    def create_node(self, *args, **kwargs):
+        node = super().create_node(*args, **kwargs)
+        node.meta["grad_enabled"] = torch.is_grad_enabled()
+        return node
+
+
 def trace_chain(path, training=True) -> Chain:
     """Trace the file's Model (in training mode: the module must be right there too) and match linear -> stages;
     raise ModelError naming what does not fit."""
@@ -621,7 +663,7 @@ def trace_chain(path, training=True) -> Chain:
 def trace_model(model, path="<model>"):
     """(Chain, fx graph) of a Model instance, as trace_chain reads it."""
     path = pathlib.Path(path)
-    tracer = torch.fx.Tracer()
+    tracer = _GradModeTracer()
     tracer.record_stack_traces = True
     graph = tracer.trace(model)
     training = model.training
@@ -638,12 +680,18 @@ def trace_model(model, path="<model>"):
     for node in before:
         if node not in consumed:
             _refuse(node, modules, path, "the layer must start with a Linear of its input")
+    if not first.meta.get("grad_enabled", True):
+        _refuse(first, modules, path, "the Linear while autograd is off (torch.no_grad()): the layer would have no "
+                                      "gradient")
     reader = _Reader(model, modules, path, training, hidden, first)
     for node in nodes[nodes.index(first) + 1:]:
         reader.read(node)
     out = next(n for n in graph.nodes if n.op == "output")
     if not isinstance(out.args[0], torch.fx.Node) or reader.value.get(out.args[0]) != reader.current:
         raise ModelError(f"{path}: Model.forward must return the last stage's result")
+    if out.args[0] in reader.detached:
+        raise ModelError(f"{_where(out.args[0], path)}: Model.forward returns a detached value (no gradient reaches "
+                         "the Linear): not generated")
     return Chain(input_size=int(input_size), hidden_size=int(hidden), bias=bias is not None,
                  stages=tuple(reader.stages), source=str(path), weight=weight, bias_name=bias,
                  weight_in_out=in_out, value_nodes=tuple(n.name for n in reader.producers)), graph

@@ -48,6 +48,9 @@ ELEMENTWISE_OPS = (
        "or (max=p), x.clamp_min(p), x.clamp_max(p) (p an nn.Parameter of shape (hidden,) or (1, hidden))",
        takes=FULL, choices=("op",), describe=lambda s: _CHANNEL[s.param("op")].format(p=s.param("param")),
        autocast=PROMOTES),
-    Op("residual", "residual add", "res", "x + y (y an earlier value of the chain, e.g. the Linear's output)",
-       takes=FULL, autocast=SAME),
+    Op("residual", "residual add", "res",
+       "x + y (y an earlier value of the chain, e.g. the Linear's output; also detached: y = h.detach(), "
+       "h.clone().detach(), h.clone() under torch.no_grad(), whose gradient stops there)",
+       takes=FULL, choices=("detached",), autocast=SAME,
+       describe=lambda s: "residual add of a detached value" if s.param("detached") else "residual add"),
 )

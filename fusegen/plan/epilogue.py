@@ -58,6 +58,11 @@ class StagePlan:
         prefix = {ROW: "reduce", GROUP: "reduce", COLUMN: "column"}.get(op(self.kind).reduces, "stage")
         return f"ops/{prefix}_{self.kind}.cuh.j2"
 
+    @property
+    def grad_to_src(self) -> bool:
+        """residual: whether backward adds its gradient into src's (not where src was detached)."""
+        return not dict(self.choices).get("detached")
+
     def slot(self, name) -> int:
         return dict(self.scalars)[name]
 
