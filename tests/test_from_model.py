@@ -298,6 +298,13 @@ def _model_file(tmp_path, init, body, hidden=48, name="m"):
     return path
 
 
+def test_a_linear_alone_is_refused_not_read_as_the_headline(tmp_path):
+    """A Spec without stages is the headline layer: a model of a Linear alone must not become one."""
+    from fusegen.frontend import model_spec
+    with pytest.raises(ModelError, match="a Linear with nothing after it"):
+        model_spec(_model_file(tmp_path, [], ["x = self.fc(x)", "return x"]))
+
+
 @pytest.mark.parametrize("init,body,words", [
     (["self.s = nn.Parameter(torch.ones(1))"], ["x = self.fc(x)", "x = x * self.s  # here"],
      "mul (a scalar parameter s of shape (1,): not generated yet (per-channel parameters of shape (48,) or "

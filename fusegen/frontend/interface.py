@@ -23,6 +23,9 @@ def model_spec(path, precision=None):
     short form `fusegen render` makes (the same module byte for byte); any other chain keeps the file's
     constructor."""
     chain = trace_chain(path)
+    if not chain.stages:  # (a Spec without stages is the headline layer)
+        raise ModelError(f"{path}: a Linear with nothing after it: fusegen generates a Linear followed by a chain "
+                         "of stages (one at least)")
     extra = {"precision": precision} if precision else {}
     kinds = tuple(s.kind for s in chain.stages)
     if kinds == HEADLINE_KINDS and chain.bias and chain.stages[0].param("affine") and not chain.weight_in_out:
