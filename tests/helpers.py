@@ -2,8 +2,10 @@
 import importlib.util
 import itertools
 import json
+import math
 import os
 import pathlib
+import re
 import shutil
 import sys
 
@@ -104,3 +106,25 @@ def prebuild(paths, jobs=None):
     from fusegen.tools.tune import _build_all
     failed = _build_all(list(paths), jobs or max(1, min(len(paths), os.cpu_count() or 1)))
     assert not failed, "\n\n".join(f"{p}:\n{err}" for p, err in failed.items())
+
+
+# the scaled size: batch x input x hidden >= 1000 x 1020 x 1000 multiply-adds, ~4x 2^28 (the wide tiles); the
+# input a multiple of 4 (the wgmma engine's copies need 16-byte rows), not of the tiles
+BIG_BATCH, BIG_INPUT, BIG_HIDDEN = 1000, 1020, 1000
+
+
+def scaled_copy(path, out_dir):
+    """The model file with its module-level sizes raised to the scaled size: hidden (and num_groups) by a whole
+    factor, so that the group width, and with it the plan's kernels, stay the same."""
+    text = path.read_text()
+    sizes = {k: int(v) for k, v in re.findall(r"^(batch_size|input_size|hidden_size|num_groups) = (\d+)$", text, re.M)}
+    assert {"batch_size", "input_size", "hidden_size"} <= set(sizes), f"{path.name}: no module-level sizes"
+    factor = math.ceil(BIG_HIDDEN / sizes["hidden_size"])
+    new = {"batch_size": BIG_BATCH, "input_size": BIG_INPUT, "hidden_size": sizes["hidden_size"] * factor}
+    if "num_groups" in sizes:
+        new["num_groups"] = sizes["num_groups"] * factor
+    for k, v in new.items():
+        text = re.sub(rf"^{k} = \d+$", f"{k} = {v}", text, flags=re.M)
+    out = out_dir / path.name
+    out.write_text(text)
+    return out

@@ -14,14 +14,16 @@ from test_compile import NVCC
 import fusegen
 from fusegen.codegen.render import _environment
 from fusegen.dtypes import ELEMENTS, dtype
-from fusegen.frontend import GENERATED, load_model_file, model_spec
+from fusegen.frontend import GENERATED, load_model_file, model_spec, model_specs
 from fusegen.plan import COLS, ROWS
 
 MODELS = REPO / "tests" / "models"
 # what torch.utils.cpp_extension adds to every nvcc command line
 TORCH_NVCC_FLAGS = ("-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__", "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
                     "-D__CUDA_NO_HALF2_OPERATORS__")
-MODEL_FILES = sorted(p.name for p in MODELS.glob("*.py") if not p.name.startswith("refuse_"))
+# the files of one Linear and its chain (layers_*.py hold several: tests/test_layers.py)
+MODEL_FILES = sorted(p.name for p in MODELS.glob("*.py") if not p.name.startswith(("refuse_", "layers_")))
+LAYER_FILES = sorted(p.name for p in MODELS.glob("layers_*.py"))
 
 
 def test_the_model_files_cover_every_stage():
@@ -62,8 +64,10 @@ def test_every_chain_compiles(element, tmp_path):
     until their GEMM engines exist, so their plans here are the float32 plans with the element swapped.)"""
     env = _environment()
     parts = ["#include <cuda_runtime.h>", "#include <cuda_bf16.h>", "#include <cuda_fp16.h>"]
-    for k, name in enumerate(MODEL_FILES):
-        p = dataclasses.replace(fusegen.plan(model_spec(MODELS / name)[0]), element=dtype(element))
+    specs = [(name, model_spec(MODELS / name)[0]) for name in MODEL_FILES] + [
+        (f"{name} layer {i}", spec) for name in LAYER_FILES for i, spec in enumerate(model_specs(MODELS / name)[0])]
+    for k, (name, spec) in enumerate(specs):
+        p = dataclasses.replace(fusegen.plan(spec), element=dtype(element))
         if p.group_strategy in (ROWS, COLS):  # their kernels themselves instantiate every stage and reduction
             parts += [f"// {name}", f"namespace m{k} {{", env.get_template("types.h.j2").render(plan=p)] + [
                 env.get_template(f"{t}.cuh.j2").render(plan=p) for t in (

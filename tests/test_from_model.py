@@ -57,7 +57,8 @@ def test_from_model_cli_renders_what_render_renders(tmp_path):
     ("refuse_row_value_param.py", "x * p of a (batch, 1) row value", "x.sum(dim=1, keepdim=True) * self.p"),
     ("refuse_row_value_twice.py", "a row value used a second time", "(x - m) / m"),
     ("refuse_batchnorm_functional.py", "batch_norm (a BatchNorm other than nn.BatchNorm1d", "F.batch_norm("),
-    ("refuse_two_gemms.py", "Linear (a second GEMM)", "self.fc2("),
+    ("refuse_gemm_of_earlier_value.py", "Linear (a GEMM of an earlier value of the chain", "self.fc2(h)"),
+    ("refuse_gemm_of_row_value.py", "Linear (a GEMM of a row value", "self.fc2(s)"),
     ("refuse_dropout.py", "Dropout (dropout in training)", "self.drop("),
     ("refuse_min_elementwise.py", "min (a scalar parameter constant of shape (): not generated yet",
      "torch.min(x, self.constant)"),
@@ -224,6 +225,7 @@ STAGE_FILES = {
         ("relu", (), "torch.relu(x)"), ("channel", _ch("clamp_min", "lower"), "torch.clamp(x, min=self.lower)"),
         ("group_norm", _gn(8), "self.gn(x)"), ("channel", _ch("clamp_max", "upper"), "x.clamp_max(self.upper)"),
         ("channel", _ch("maximum", "floor"), "torch.max(self.floor, x)")]),
+    "stage_linear_alone.py": ((29, 70, "fc.weight", None, False), [("identity", (), "return self.fc(x)")]),
     "stage_residual_detached.py": ((41, 96, "fc.weight", "fc.bias", False), [
         ("relu", (), "torch.relu(x)"), ("scalar", _s("mul", 2.0), "x * 2.0"),
         ("residual", (("src", 0), ("detached", True)), "x + original_x"), ("group_norm", _gn(8), "self.gn(x)"),
@@ -298,11 +300,12 @@ def _model_file(tmp_path, init, body, hidden=48, name="m"):
     return path
 
 
-def test_a_linear_alone_is_refused_not_read_as_the_headline(tmp_path):
-    """A Spec without stages is the headline layer: a model of a Linear alone must not become one."""
+def test_a_linear_alone_is_the_identity_chain_not_the_headline(tmp_path):
+    """A Spec without stages is the headline layer: a model of a Linear alone is one identity stage."""
     from fusegen.frontend import model_spec
-    with pytest.raises(ModelError, match="a Linear with nothing after it"):
-        model_spec(_model_file(tmp_path, [], ["x = self.fc(x)", "return x"]))
+    spec, chain = model_spec(_model_file(tmp_path, [], ["x = self.fc(x)", "return x"]))
+    assert [s.kind for s in spec.chain] == ["identity"] and len(chain.value_nodes) == 2
+    assert fusegen.plan(spec).group_strategy == "none"
 
 
 @pytest.mark.parametrize("init,body,words", [
@@ -328,9 +331,9 @@ def test_a_linear_alone_is_refused_not_read_as_the_headline(tmp_path):
     ([], ["x = self.fc(x)", "x = torch.add(x, 1.0, alpha=2.0)  # here"], "add (alpha or rounding_mode"),
     ([], ["x = self.fc(x)", "x = torch.clamp(x)  # here"], "clamp (a clamp without bounds)"),
     (["self.w2 = nn.Parameter(torch.ones(48, 48))"], ["x = self.fc(x)", "x = x @ self.w2  # here"],
-     "matmul (a second GEMM)"),
+     "matmul (a second GEMM: a model of several Linears is generated as several fused layers"),
     (["self.w2 = nn.Parameter(torch.ones(48, 48))"],
-     ["x = torch.relu(self.fc(x))", "x = torch.mm(x, self.w2)  # here"], "mm (a second GEMM)"),
+     ["x = torch.relu(self.fc(x))", "x = torch.mm(x, self.w2)  # here"], "mm (a second GEMM: a model"),
     ([], ["x = torch.relu(x)  # here", "x = self.fc(x)"], "relu (the layer must start with a Linear of its input"),
     ([], ["x = self.fc(x)", "x = F.gelu(x, approximate='erf')  # here"], "gelu (GELU with approximate='erf'"),
 ])
@@ -507,7 +510,7 @@ def test_random_chains_trace_back_to_their_stages(data, tmp_path):
         lo = 0 if gn_value is None else gn_value
         sources = list(range(lo, i))  # value i is the current one (stage i-1's output)
         kinds = [k for k in STAGES if not (k == "group_norm" and gn_value is not None) and k not in ROW_OPS
-                 and not (k == "residual" and not sources)]
+                 and k != "identity" and not (k == "residual" and not sources)]
         kind = data.draw(st.sampled_from(kinds), label=f"stage {i}")
         lines, expr, params = _draw_stage(data.draw, i, kind, sources)
         init += lines

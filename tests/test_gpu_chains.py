@@ -3,15 +3,14 @@ gradient (input, weight, bias, each stage's parameters) against an fp64 run of t
 (fusegen.tools.accuracy.compare_models: normwise and element-wise, kinks judged per computation), at the file's own
 small size (compensated FFMA GEMMs) and scaled up to where the tensor-core engines run, on each engine a GPU of
 this architecture can get (on a Hopper: wgmma and mma.sync), inputs drawn from every distribution in turn."""
-import math
 import os
 import pathlib
-import re
 
 import pytest
 import torch
 
-from helpers import REPO, engine_ran, gpu_available, import_file, log_accuracy, prebuild, selected_params
+from helpers import (REPO, engine_ran, gpu_available, import_file, log_accuracy, prebuild, scaled_copy,
+                     selected_params)
 
 import fusegen
 from fusegen.frontend import load_model_file, model_spec
@@ -20,33 +19,12 @@ from fusegen.tools.accuracy import DISTRIBUTIONS, compare_models
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
 
 MODELS = REPO / "tests" / "models"
-MODEL_FILES = sorted(p.name for p in MODELS.glob("*.py") if not p.name.startswith("refuse_"))
+# the files of one Linear and its chain (layers_*.py hold several: tests/test_gpu_layers.py)
+MODEL_FILES = sorted(p.name for p in MODELS.glob("*.py") if not p.name.startswith(("refuse_", "layers_")))
 VISIBLE_ARCH = tuple(torch.cuda.get_device_capability()) if gpu_available() else None
 # the engines a GPU of the visible architecture can get: on a Hopper wgmma, and mma.sync that sm_80/89 GPUs get
 ARCHS = [VISIBLE_ARCH] + ([(8, 0)] if VISIBLE_ARCH == fusegen.WGMMA_ARCH else []) if VISIBLE_ARCH else []
 ARCH_IDS = [f"sm{a[0]}{a[1]}" for a in ARCHS]
-# the scaled size: batch x input x hidden >= 1000 x 1020 x 1000 multiply-adds, ~4x 2^28 (the wide tiles); the
-# input a multiple of 4 (the wgmma engine's copies need 16-byte rows), not of the tiles
-BIG_BATCH, BIG_INPUT, BIG_HIDDEN = 1000, 1020, 1000
-
-
-def scaled_copy(path, out_dir):
-    """The model file with its module-level sizes raised to the scaled size: hidden (and num_groups) by a whole
-    factor, so that the group width, and with it the plan's kernels, stay the same."""
-    text = path.read_text()
-    sizes = {k: int(v) for k, v in re.findall(r"^(batch_size|input_size|hidden_size|num_groups) = (\d+)$", text, re.M)}
-    assert {"batch_size", "input_size", "hidden_size"} <= set(sizes), f"{path.name}: no module-level sizes"
-    factor = math.ceil(BIG_HIDDEN / sizes["hidden_size"])
-    new = {"batch_size": BIG_BATCH, "input_size": BIG_INPUT, "hidden_size": sizes["hidden_size"] * factor}
-    if "num_groups" in sizes:
-        new["num_groups"] = sizes["num_groups"] * factor
-    for k, v in new.items():
-        text = re.sub(rf"^{k} = \d+$", f"{k} = {v}", text, flags=re.M)
-    out = out_dir / path.name
-    out.write_text(text)
-    return out
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, request):
     """Every selected model file's module at its own and at the scaled size, for each engine: run-time sizes, so

@@ -12,21 +12,17 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..spec import HEADLINE_KINDS, ModelInterface, Spec
-from .trace import ModelError, check_interface, load_model_file, to_spec, trace_chain
+from .trace import ModelError, check_interface, load_model_file, to_spec, trace_chain, trace_file_layers
 
 # module-level names a copied constructor may use: the generated file imports them under the same name
 _IMPORTABLE = {id(torch): "torch", id(nn): "torch.nn", id(F): "torch.nn.functional", id(math): "math"}
 
 
 def model_spec(path, precision=None):
-    """(Spec, Chain) for the model file at path. The headline chain with the headline module's names is the
-    short form `fusegen render` makes (the same module byte for byte); any other chain keeps the file's
-    constructor."""
+    """(Spec, Chain) for the model file at path, a Linear and its chain. The headline chain with the headline
+    module's names is the short form `fusegen render` makes (the same module byte for byte); any other chain keeps
+    the file's constructor."""
     chain = trace_chain(path)
-    if not chain.stages:  # (a Spec without stages is the headline layer)
-        raise ModelError(f"{path}: a Linear with nothing after it: fusegen generates a Linear followed by a chain "
-                         "of stages (one at least)")
-    extra = {"precision": precision} if precision else {}
     kinds = tuple(s.kind for s in chain.stages)
     if kinds == HEADLINE_KINDS and chain.bias and chain.stages[0].param("affine") and not chain.weight_in_out:
         try:
@@ -34,6 +30,22 @@ def model_spec(path, precision=None):
             return to_spec(chain, precision=precision), chain
         except ModelError:
             pass  # other names or constructor: the general form below keeps them
+    return _general_spec(path, chain, precision), chain
+
+
+def model_specs(path, precision=None):
+    """(Specs, Chains) for the model file at path: one a GEMM (Linear -> chain -> Linear -> chain ...), each
+    keeping the file's constructor; a file of one Linear as model_spec reads it."""
+    chains = trace_file_layers(path)
+    if len(chains) == 1:
+        spec, chain = model_spec(path, precision)
+        return (spec,), (chain,)
+    return tuple(_general_spec(path, c, precision) for c in chains), chains
+
+
+def _general_spec(path, chain, precision):
+    """The Spec of one Linear and its chain that keeps the file's constructor (ModelInterface)."""
+    extra = {"precision": precision} if precision else {}
     norms = [s for s in chain.stages if s.kind == "group_norm"]
     gn = norms[0] if norms else None
     if gn is not None and gn.param("affine") and (gn.param("weight") is None or gn.param("bias") is None):
@@ -45,10 +57,9 @@ def model_spec(path, precision=None):
             raise ModelError(f"{s.where}: a residual add across the GroupNorm (of chain value {s.param('src')}, "
                              f"the GroupNorm is stage {at}) is not generated: its gradient would have to pass the "
                              "group statistics; residuals on one side of it are")
-    spec = Spec(input_size=chain.input_size, hidden_size=chain.hidden_size,
+    return Spec(input_size=chain.input_size, hidden_size=chain.hidden_size,
                 num_groups=gn.param("num_groups") if gn else 1, eps=gn.param("eps") if gn else Spec.eps,
                 stages=chain.stages, bias=chain.bias, interface=model_interface(path, chain), **extra)
-    return spec, chain
 
 
 def model_interface(path, chain) -> ModelInterface:

@@ -54,6 +54,7 @@ class Chain:
     # the traced graph's node that makes each chain value (0: the GEMM's output, k: stage k-1's); the accuracy
     # bar probes kinked stages and the GEMM's rounding there
     value_nodes: tuple = dataclasses.field(default=(), compare=False, repr=False)
+    where: str = dataclasses.field(default="", compare=False, repr=False)  # file:line of the GEMM
 
     def __post_init__(self):
         if self.bias != (self.bias_name is not None):
@@ -195,6 +196,17 @@ class _Reader:
 
     def refuse(self, node, why=None):
         _refuse(node, self.modules, self.path, why)
+
+    def chain(self, input_size, hidden, weight, bias, weight_in_out) -> Chain:
+        """The layer read so far: its GEMM (what _linear found) and stages."""
+        gemm = self.producers[0]
+        where = _where(gemm, self.path)
+        # nothing after the GEMM: the identity stage (a Spec without stages is the headline layer)
+        stages, values = (tuple(self.stages), self.producers) if self.stages else \
+            ((Stage("identity", where=where),), [gemm, gemm])
+        return Chain(input_size=int(input_size), hidden_size=int(hidden), bias=bias is not None, stages=stages,
+                     source=str(self.path), weight=weight, bias_name=bias, weight_in_out=weight_in_out,
+                     value_nodes=tuple(n.name for n in values), where=where)
 
     @property
     def current(self):
@@ -652,22 +664,43 @@ class _GradModeTracer(torch.fx.Tracer):
 
 def trace_chain(path, training=True) -> Chain:
     """Trace the file's Model (in training mode: the module must be right there too) and match linear -> stages;
-    raise ModelError naming what does not fit."""
-    path = pathlib.Path(path)
+    raise ModelError naming what does not fit (a second GEMM too: trace_layers reads those)."""
+    return trace_model(_model_of(path, training), path)[0]
+
+
+def trace_file_layers(path, training=True) -> tuple:
+    """The file's Model as trace_layers reads it: one Chain a GEMM."""
+    return trace_layers(_model_of(path, training), path)[0]
+
+
+def _model_of(path, training):
     module = load_model_file(path)
     model = module.Model(*module.get_init_inputs())
     model.train(training)
-    return trace_model(model, path)[0]
+    return model
 
 
 def trace_model(model, path="<model>"):
-    """(Chain, fx graph) of a Model instance, as trace_chain reads it."""
+    """(Chain, fx graph) of a Model instance with one GEMM, as trace_chain reads it."""
+    chains, graph = trace_layers(model, path)
+    if len(chains) > 1:
+        gemm = next(n for n in graph.nodes if n.name == chains[1].value_nodes[0])
+        _refuse(gemm, dict(model.named_modules()), pathlib.Path(path),
+                "a second GEMM: a model of several Linears is generated as several fused layers, as `fusegen "
+                "from-model` does (frontend.model_specs, codegen.write_layers), not as one chain")
+    return chains[0], graph
+
+
+def trace_layers(model, path="<model>"):
+    """(Chains, fx graph) of a Model instance: a Linear and the stages after it, then, where a GEMM reads that
+    chain's result, the next Linear and its stages, and so on (an MLP block: one Chain a GEMM)."""
     path = pathlib.Path(path)
     tracer = _GradModeTracer()
     tracer.record_stack_traces = True
     graph = tracer.trace(model)
     training = model.training
     modules = dict(model.named_modules())
+    params = dict(model.named_parameters())
     nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output", "get_attr")]
     inputs = [n for n in graph.nodes if n.op == "placeholder"]
     if len(inputs) != 1:
@@ -675,26 +708,62 @@ def trace_model(model, path="<model>"):
     if not nodes:
         raise ModelError(f"{path}: Model.forward computes nothing")
     first = next((n for n in nodes if inputs[0] in _nodes_in(n)), nodes[0])
-    input_size, hidden, weight, bias, in_out, consumed = _linear(first, inputs[0], model, modules, path)
-    before = nodes[:nodes.index(first)]
-    for node in before:
-        if node not in consumed:
+    layer = _linear(first, inputs[0], model, modules, path)
+    for node in nodes[:nodes.index(first)]:
+        if node not in layer[-1]:
             _refuse(node, modules, path, "the layer must start with a Linear of its input")
-    if not first.meta.get("grad_enabled", True):
-        _refuse(first, modules, path, "the Linear while autograd is off (torch.no_grad()): the layer would have no "
-                                      "gradient")
-    reader = _Reader(model, modules, path, training, hidden, first)
-    for node in nodes[nodes.index(first) + 1:]:
-        reader.read(node)
+    # the weights' transposes (w.t() of x @ w.t()) that a later GEMM reads: traced before it, read with it
+    views = {v for n in nodes for v in [_gemm_weight(n.args[1] if len(n.args) > 1 else None, params)[2]]
+             if v is not None and _is_gemm(n, modules)}
+    chains, reader = [], None
+    for node in nodes[nodes.index(first):]:
+        if reader is None or _is_gemm(node, modules) and node.args and reader.value.get(node.args[0]) is not None:
+            if reader is not None:  # a GEMM of a chain value: the chain so far is a layer, this GEMM starts the next
+                following = _next_linear(node, reader, model, modules, path)
+                chains.append(reader.chain(*layer[:-1]))
+                layer = following
+            _check_grad_on(node, modules, path)
+            reader = _Reader(model, modules, path, training, layer[1], node)
+        elif node not in views:
+            reader.read(node)
+    chains.append(reader.chain(*layer[:-1]))
     out = next(n for n in graph.nodes if n.op == "output")
     if not isinstance(out.args[0], torch.fx.Node) or reader.value.get(out.args[0]) != reader.current:
         raise ModelError(f"{path}: Model.forward must return the last stage's result")
     if out.args[0] in reader.detached:
         raise ModelError(f"{_where(out.args[0], path)}: Model.forward returns a detached value (no gradient reaches "
                          "the Linear): not generated")
-    return Chain(input_size=int(input_size), hidden_size=int(hidden), bias=bias is not None,
-                 stages=tuple(reader.stages), source=str(path), weight=weight, bias_name=bias,
-                 weight_in_out=in_out, value_nodes=tuple(n.name for n in reader.producers)), graph
+    return tuple(chains), graph
+
+
+def _is_gemm(node, modules) -> bool:
+    """A Linear module, F.linear, or a matmul / mm / @ (whether it fits is _linear's to say)."""
+    return (node.op == "call_module" and isinstance(modules[node.target], nn.Linear)) or \
+        (node.op == "call_function" and (node.target is F.linear or node.target in _GEMMS)) or \
+        (node.op == "call_method" and node.target in ("matmul", "mm", "__matmul__"))
+
+
+def _next_linear(node, reader, model, modules, path):
+    """_linear's answer for a GEMM that starts the next layer, reading the previous chain's result."""
+    inp = node.args[0]
+    if reader.value[inp] != reader.current:
+        reader.refuse(node, "a GEMM of an earlier value of the chain: a Linear after the first reads the last stage's "
+                            "result")
+    if inp in reader.detached:
+        reader.refuse(node, "a GEMM of a detached value: the layers before it would get no gradient")
+    if reader.shapes[-1] != FULL:
+        reader.refuse(node, "a GEMM of a row value (one value a row): a Linear after the first reads the (batch, "
+                            "hidden) result of the chain before it")
+    layer = _linear(node, inp, model, modules, path)
+    if layer[0] != reader.hidden:
+        reader.refuse(node, f"a GEMM of {layer[0]} inputs after a layer of {reader.hidden} out features")
+    return layer
+
+
+def _check_grad_on(node, modules, path):
+    if not node.meta.get("grad_enabled", True):
+        _refuse(node, modules, path, "the Linear while autograd is off (torch.no_grad()): the layer would have no "
+                                     "gradient")
 
 
 def to_spec(chain: Chain, model_file_module=None, precision=None) -> Spec:

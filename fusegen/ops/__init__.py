@@ -37,4 +37,4 @@ def op(kind: str) -> Op:
 
 def chain_title(chain) -> str:
     """A layer in words: "Linear -> GroupNorm -> LeakyReLU -> x + x"."""
-    return " -> ".join(["Linear"] + [op(s.kind).title_of(s) for s in chain])
+    return " -> ".join(["Linear"] + [op(s.kind).title_of(s) for s in chain if s.kind != "identity"])

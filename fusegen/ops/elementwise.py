@@ -24,6 +24,7 @@ def _scalar_title(s):
 
 
 ELEMENTWISE_OPS = (
+    Op("identity", "no stage", "id", "a Linear with nothing after it (an MLP's last Linear, say)", autocast=SAME),
     Op("leaky_relu", "LeakyReLU", "lrelu", "nn.LeakyReLU, F.leaky_relu", scalars=("negative_slope",),
        kinks=lambda s: ((0.0, s.param("negative_slope"), 1.0),), autocast=SAME),
     Op("relu", "ReLU", "relu", "nn.ReLU, F.relu, torch.relu, x.relu()", kinks=lambda s: ((0.0, 0.0, 1.0),),

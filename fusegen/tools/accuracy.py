@@ -270,8 +270,8 @@ def compare(model_new_cls, reference_cls, spec, batch, seed, device="cuda", stri
     ref64 = copy.deepcopy(ref).double()
     chain, graph = trace_model(ref64)
     x64 = x.double()
-    scale = rounding_scale(ref64, graph, chain, x64, seed)
-    floors = z_rounding_floor(ref64, graph, chain, x64, grad, _run_graph(ref64, graph, {}, x64, grad)[0], seed)
+    scale = rounding_scale(ref64, graph, (chain,), x64, seed)
+    floors = z_rounding_floor(ref64, graph, (chain,), x64, grad, _run_graph(ref64, graph, {}, x64, grad)[0], seed)
     report, problems = _judge(list(zip(NAMES, ours, fp32, truth_ours, truth_fp32)), where, tf32, strict_allclose,
                               scale, floors)
     report["kink_flips"] = (flips_ours, flips_fp32)
@@ -291,13 +291,14 @@ class _Probe(torch.fx.Interpreter):
     backward. Forward values are unchanged: the kinked ops are continuous."""
 
     def __init__(self, module, graph, kinked, forced=None, perturb=None):
-        """perturb: node name -> function of that node's value that replaces it (the GEMM output's rounding)."""
+        """perturb: node name -> function of that node's value and its first input's that replaces the value
+        (a GEMM output's rounding, which depends on the GEMM's input)."""
         super().__init__(torch.fx.GraphModule(module, graph))
         self.kinked, self.forced, self.inputs, self.perturb = kinked, forced or {}, {}, perturb or {}
 
     def run_node(self, n):
         if n.name in self.perturb:
-            return self.perturb[n.name](super().run_node(n))
+            return self.perturb[n.name](super().run_node(n), self.env[n.args[0]])
         if n.name not in self.kinked:
             return super().run_node(n)
         p = self.env[n.args[0]]
@@ -328,43 +329,51 @@ def _run_graph(module, graph, kinked, x, grad, forced=None, perturb=None):
     return tensors, probe.inputs
 
 
-def rounding_scale(m64, graph, chain, x64, seed, draws=3):
-    """Per output element, how far fp32 rounding of the GEMM alone can move it: the model run in float64 with its
-    GEMM output z perturbed by standard normal draws times a bound on an fp32 sum's error (u sqrt(K+1) ||terms||,
-    the terms x_k W[n, k] and the bias; a factor 8 of margin), the largest move over `draws` draws. This carries
-    the rounding through every later op (cancellation, GroupNorm's amplification of small variances; normal
-    rather than sign draws, so that a narrow group's difference of two perturbations is rarely 0). m64, graph,
-    chain: the reference in float64 and its trace (frontend.trace_model)."""
-    w = m64.get_parameter(chain.weight).detach()
-    w = w.t() if chain.weight_in_out else w  # (out, in)
-    sq = (x64 * x64) @ (w * w).t()
-    if chain.bias_name:
-        b = m64.get_parameter(chain.bias_name).detach()
-        sq = sq + b * b
-    bound = 8 * U * (x64.shape[-1] + 1) ** 0.5 * sq.sqrt()
+def rounding_scale(m64, graph, chains, x64, seed, draws=3):
+    """Per output element, how far fp32 rounding of the GEMMs alone can move it: the model run in float64 with
+    each GEMM's output z perturbed by standard normal draws times a bound on an fp32 sum's error (u sqrt(K+1)
+    ||terms||, the terms x_k W[n, k] and the bias, x the GEMM's own input; a factor 8 of margin), the largest move
+    over `draws` draws. This carries the rounding through every later op (cancellation, GroupNorm's amplification
+    of small variances; normal rather than sign draws, so that a narrow group's difference of two perturbations
+    is rarely 0). m64, graph, chains: the reference in float64 and its trace (frontend.trace_layers)."""
+    def bound(chain, xin):
+        w = m64.get_parameter(chain.weight).detach()
+        w = w.t() if chain.weight_in_out else w  # (out, in)
+        sq = (xin * xin) @ (w * w).t()
+        if chain.bias_name:
+            b = m64.get_parameter(chain.bias_name).detach()
+            sq = sq + b * b
+        return 8 * U * (xin.shape[-1] + 1) ** 0.5 * sq.sqrt()
+
     gen = torch.Generator().manual_seed(seed)
+
+    def moved_by_draws(chain):
+        def move(z, xin):
+            b = bound(chain, xin.detach())
+            return z + torch.randn(b.shape, generator=gen, dtype=torch.float64).to(b.device) * b
+        return move
+
     with torch.no_grad():
         base = _Probe(m64, graph, {}).run(x64)
         scale = torch.zeros_like(base)
         for _ in range(draws):
-            draw = torch.randn(bound.shape, generator=gen, dtype=torch.float64).to(bound.device)
-            moved = _Probe(m64, graph, {}, perturb={chain.value_nodes[0]: lambda z: z + draw * bound}).run(x64)
+            moved = _Probe(m64, graph, {}, perturb={c.value_nodes[0]: moved_by_draws(c) for c in chains}).run(x64)
             scale = torch.maximum(scale, (moved - base).abs())
     return scale
 
 
-def z_rounding_floor(m64, graph, chain, x64, grad, truth, seed, draws=2):
-    """Per tensor, (normwise, element-wise) error that rounding the GEMM output z to fp32 alone causes: the fp64
+def z_rounding_floor(m64, graph, chains, x64, grad, truth, seed, draws=2):
+    """Per tensor, (normwise, element-wise) error that rounding each GEMM output z to fp32 alone causes: the fp64
     truth again with z moved by u|z| times standard normal draws (the largest over `draws`). Every fp32 layer
     rounds z once; where GroupNorm amplifies it (small variances) or a gradient cancels, no fp32 computation
     can be expected closer to fp64 than this."""
     gen = torch.Generator().manual_seed(seed)
     floors = {}
     for _ in range(draws):
-        def round_z(z):
+        def round_z(z, xin):
             draw = torch.randn(z.shape, generator=gen, dtype=torch.float64).to(z.device)
             return z + U * z.detach().abs() * draw
-        moved = _run_graph(m64, graph, {}, x64, grad, perturb={chain.value_nodes[0]: round_z})[0]
+        moved = _run_graph(m64, graph, {}, x64, grad, perturb={c.value_nodes[0]: round_z for c in chains})[0]
         for (name, a), (_, t) in zip(moved, truth):
             if a is not None and t is not None:
                 old = floors.get(name, (0.0, 0.0))
@@ -394,7 +403,7 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
     bar against fp64's own sides. Returns (report, problems) as compare (report["kink_flips"]: the elements each
     computation took on the other side, of report["kink_candidates"] within the tolerance).
     """
-    from ..frontend import trace_model  # the front end reads which stages are kinked and where they are
+    from ..frontend import trace_layers  # the front end reads which stages are kinked and where they are
 
     torch.manual_seed(seed)
     ref = reference_cls(*init_args).to(device)
@@ -429,8 +438,8 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
     out.backward(grad)
     ours = [("out", out.detach()), ("grad_x", xin.grad)] + [(f"grad_{n}", p.grad) for n, p in new.named_parameters()]
 
-    chain, graph = trace_model(ref64)
-    kinked = {node: s.kinks for node, s in zip(chain.value_nodes[1:], chain.stages) if s.kinks}
+    chains, graph = trace_layers(ref64)  # (a model of several Linears: every layer's kinks and GEMM)
+    kinked = {node: s.kinks for chain in chains for node, s in zip(chain.value_nodes[1:], chain.stages) if s.kinks}
     fp32, p32 = _run_graph(ref, graph, kinked, x, grad)
     truth, p64 = _run_graph(ref64, graph, kinked, x.double(), grad)
 
@@ -458,8 +467,8 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
     where = f"(batch {input_shape[0]}, seed {seed}, {dist} input)"
     rows = lambda t_ours: [(n, a, r, t, t32) for (n, a), (_, r), (_, t), (_, t32)  # noqa: E731
                            in zip(ours, fp32, t_ours, truth_fp32)]
-    scale = rounding_scale(ref64, graph, chain, x.double(), seed)
-    floors = z_rounding_floor(ref64, graph, chain, x.double(), grad, truth, seed)
+    scale = rounding_scale(ref64, graph, chains, x.double(), seed)
+    floors = z_rounding_floor(ref64, graph, chains, x.double(), grad, truth, seed)
     report, problems = _judge(rows(truth), where, out_rounding=scale, floors=floors)
     truth_ours, forced, flips_ours = truth, {}, 0
     if problems and candidates:  # which sides explain ours best, one ambiguous element at a time

@@ -285,18 +285,23 @@ def _measure(args, spec) -> int:
 
 
 def from_model(args) -> int:
-    from ..frontend import ModelError, model_spec
+    from ..codegen import write_layers
+    from ..frontend import ModelError, model_specs
     try:
-        spec, chain = model_spec(args.model_file, precision=_precision(args))
-        spec = dataclasses.replace(spec, dtype=args.dtype, autocast=args.autocast)
-        p = _plan(args, spec)
+        specs, chains = model_specs(args.model_file, precision=_precision(args))
+        if len(specs) > 1 and args.autocast:
+            raise ModelError(f"{args.model_file}: several Linears under --autocast are not generated yet; render "
+                             "the layers without it (or --dtype bfloat16)")
+        plans = tuple(_plan(args, dataclasses.replace(s, dtype=args.dtype, autocast=args.autocast)) for s in specs)
     except (ModelError, SpecError) as e:
         print(f"fusegen from-model: {e}", file=sys.stderr)
         return 2
-    path = write_module(p, args.out)
+    path = write_layers(plans, args.out) if len(plans) > 1 else write_module(plans[0], args.out)
     print(path)
-    print(f"layer: {chain.describe()} ({chain.input_size} -> {chain.hidden_size})")
-    print(f"plan: {p.summary}")
+    for k, (chain, p) in enumerate(zip(chains, plans)):
+        which = f"layer {k}" if len(plans) > 1 else "layer"
+        print(f"{which}: {chain.describe()} ({chain.input_size} -> {chain.hidden_size})")
+        print(f"plan: {p.summary}")
     if args.bench:
         from ..frontend import load_model_file
         from ..runtime.jit import BuildError
@@ -304,7 +309,7 @@ def from_model(args) -> int:
         model_file = load_model_file(args.model_file)
         batches = args.batch or (model_file.get_inputs()[0].shape[0],)
         try:
-            rows = measure.bench(p, batches=batches, reps=args.reps, reference_cls=model_file.Model,
+            rows = measure.bench(plans, batches=batches, reps=args.reps, reference_cls=model_file.Model,
                                  init=model_file.get_init_inputs())
         except (measure.MeasureError, BuildError, ValueError) as e:
             print(f"fusegen from-model: {str(e).splitlines()[0]}", file=sys.stderr)

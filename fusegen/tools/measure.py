@@ -6,6 +6,7 @@ import sys
 import tempfile
 import time
 
+from ..codegen import write_layers
 from ..codegen.render import _atomic_write, write_module
 from .accuracy import NAMES, ReferenceLayer, compare
 from .tune import _import, _progress, host_layer, time_layer
@@ -22,13 +23,21 @@ def _require_gpu():
 
 
 def load_module(plan, out_dir=None, log=sys.stderr):
-    """Render the plan's module into out_dir (default: a temporary directory), import it, build its kernels."""
+    """Render the plan's module (a tuple of several plans: the layers' composite module) into out_dir (default: a
+    temporary directory), import it, build its kernels."""
     import torch
-    module = _import(write_module(plan, out_dir or tempfile.mkdtemp(prefix="fusegen-")))
+    out_dir = out_dir or tempfile.mkdtemp(prefix="fusegen-")
+    several = isinstance(plan, (tuple, list)) and len(plan) > 1
+    path = write_layers(plan, out_dir) if several else write_module(_one(plan), out_dir)
+    module = _import(path)
     start = time.time()
     module._kernels(torch.device("cuda", torch.cuda.current_device()))
-    log.write(f"module {plan.module_name} ready in {time.time() - start:.1f} s\n")
+    log.write(f"module {path.stem} ready in {time.time() - start:.1f} s\n")
     return module
+
+
+def _one(plan):
+    return plan[0] if isinstance(plan, (tuple, list)) else plan
 
 
 def check(plan, batches=(1, 129, 1024), seeds=(0,), log=sys.stderr, out=sys.stdout):
@@ -60,13 +69,15 @@ def check(plan, batches=(1, 129, 1024), seeds=(0,), log=sys.stderr, out=sys.stdo
 def bench(plan, batches=(1024,), reps=20, with_compile=True, log=sys.stderr, reference_cls=ReferenceLayer, init=None):
     """Median forward and forward+backward times of the module, PyTorch eager and torch.compile (fp32, TF32 off)
     at each batch size; returns the rows. reference_cls and init: a model file's Model and its constructor
-    arguments (default: the headline layer of plan's sizes)."""
+    arguments (default: the headline layer of plan's sizes). plan may be a tuple: a model file's layers."""
     import torch
     _require_gpu()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     module = load_module(plan, log=log)
-    s = plan.spec
+    plans = tuple(plan) if isinstance(plan, (tuple, list)) else (plan,)
+    plan, s = plans[0], plans[0].spec
+    macs = sum(p.spec.input_size * p.spec.hidden_size for p in plans)  # a row's multiply-adds, every GEMM
     init = tuple(init) if init is not None else (s.input_size, s.hidden_size, s.num_groups)
     torch.manual_seed(0)
     ref = reference_cls(*init).cuda()
@@ -86,7 +97,7 @@ def bench(plan, batches=(1024,), reps=20, with_compile=True, log=sys.stderr, ref
             rows.append({"impl": name, "batch": batch, "forward_ms": round(f_ms, 4),
                          "forward_backward_ms": round(fb_ms, 4), "host_forward_us": round(f_us, 1),
                          "host_forward_backward_us": round(fb_us, 1),
-                         "forward_tflops": round(2 * batch * s.hidden_size * s.input_size / f_ms / 1e9, 1)})
+                         "forward_tflops": round(2 * batch * macs / f_ms / 1e9, 1)})
             done += 1
     _progress(done, total, "done", log)
     return rows

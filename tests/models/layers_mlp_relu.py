@@ -1,6 +1,10 @@
-"""Refused: a second GEMM after the first."""
+"""Two Linears with a ReLU between (an MLP block): two fused layers, backward through both."""
 import torch
 import torch.nn as nn
+
+batch_size = 6
+input_size = 32
+hidden_size = 48
 
 
 class Model(nn.Module):
@@ -14,8 +18,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.rand(4, 32)]
+    return [torch.randn(batch_size, input_size)]
 
 
 def get_init_inputs():
-    return [32, 16]
+    return [input_size, hidden_size]

@@ -1,0 +1,60 @@
+"""Models of several GEMMs on the GPU (tests/models/layers_*.py: an MLP block, three GEMMs with a softmax last):
+the composite module of one fused layer a GEMM, forward and every gradient against an fp64 run of the file's Model
+(compare_models reads every layer's kinks and GEMM rounding), at the file's own size and scaled up to where the
+tensor-core engines run, on each engine this GPU can get."""
+import pytest
+import torch
+
+from helpers import REPO, gpu_available, import_file, log_accuracy, prebuild, scaled_copy, selected_params
+
+import fusegen
+from fusegen.codegen import write_layers
+from fusegen.frontend import load_model_file, model_specs
+from fusegen.tools.accuracy import DISTRIBUTIONS, compare_models
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
+
+MODELS = REPO / "tests" / "models"
+LAYER_FILES = sorted(p.name for p in MODELS.glob("layers_*.py"))
+VISIBLE_ARCH = tuple(torch.cuda.get_device_capability()) if gpu_available() else None
+ARCHS = [VISIBLE_ARCH] + ([(8, 0)] if VISIBLE_ARCH == fusegen.WGMMA_ARCH else []) if VISIBLE_ARCH else []
+ARCH_IDS = [f"sm{a[0]}{a[1]}" for a in ARCHS]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, request):
+    """Each selected file's composite module at its own and at the scaled size (run-time sizes: one build per
+    layer and engine serves both), all built in parallel."""
+    out = tmp_path_factory.mktemp("layers")
+    (out / "big").mkdir()
+    paths = {}
+    for name, arch in sorted(selected_params(request, ("name", "arch"))):
+        for size in ("small", "big"):
+            f = MODELS / name if size == "small" else (out / "big" / name if (out / "big" / name).exists()
+                                                       else scaled_copy(MODELS / name, out / "big"))
+            plans = [fusegen.plan(s, arch=arch, fixed_sizes=False) for s in model_specs(f)[0]]
+            paths[name, size, arch] = (f, write_layers(plans, out / f"sm{arch[0]}{arch[1]}" / size))
+    prebuild(sorted({p for _, p in paths.values()}))
+    return paths
+
+
+@pytest.mark.parametrize("arch", ARCHS, ids=ARCH_IDS)
+@pytest.mark.parametrize("name", LAYER_FILES)
+def test_layers_forward_and_gradients_match_fp64(name, arch, built):
+    problems = []
+    for size in ("small", "big"):
+        f, path = built[name, size, arch]
+        model_file, module = load_model_file(f), import_file(path)
+        assert module.POISON_OUTPUTS, "GPU tests run with NaN-poisoned outputs"
+        shape = tuple(model_file.get_inputs()[0].shape)
+        cases = ((0, shape[0]), (1, 2 * shape[0] + 1)) if size == "small" else ((2, shape[0]),)
+        for seed, batch in cases:
+            dist = DISTRIBUTIONS[(LAYER_FILES.index(name) + seed) % len(DISTRIBUTIONS)]
+            report, found = compare_models(module.ModelNew, model_file.Model, model_file.get_init_inputs(),
+                                           (batch,) + shape[1:], seed, dist=dist)
+            print(f"\n{name} {size} [{arch}, batch {batch}, {dist}]: " + ", ".join(
+                f"{k} {v[0]:.2g}/{v[1]:.2g}" for k, v in report.items() if isinstance(v, tuple) and k != "kink_flips"))
+            log_accuracy(report, chain=f"{name} {size}", engine=f"sm{arch[0]}{arch[1]}", batch=batch, seed=seed,
+                         dist=dist, layers=len(module.KERNEL_URIS))
+            problems += found
+    assert not problems, f"{name}: " + "\n".join(problems)
