@@ -6,6 +6,8 @@
 #                   engines, on wgmma and mma.sync (over 9 min on an H200 in session 10: run it in two halves,
 #                   PYTEST_ARGS='-k "model_file and sm90"' then '-k "not (model_file and sm90)"')
 #   PART=real_use   tests/test_gpu_real_use.py: torch.compile / DDP / CLI (~3.5 min)
+#   PART=layers     tests/test_gpu_layers.py: models of several GEMMs (tests/models/layers_*.py), each at its own
+#                   size and scaled up, on wgmma and mma.sync
 #   PART=dtypes     tests/test_gpu_engines.py and tests/test_gpu_dtypes.py: the bf16 / fp16 engine alone, then
 #                   bf16 / fp16 modules against the reference in their dtype and fp64 (~3 min on an H200)
 #   PART=mutations  benchmarks/mutations.py: planted bugs, each must fail the tests of its path (~2 min)
@@ -25,6 +27,7 @@ case "$PART" in
   module) tests="tests/test_gpu_module.py" ;;
   chains) tests="tests/test_gpu_chains.py" ;;
   real_use) tests="tests/test_gpu_real_use.py" ;;
+  layers) tests="tests/test_gpu_layers.py" ;;
   dtypes) tests="tests/test_gpu_engines.py tests/test_gpu_dtypes.py" ;;
   mutations)
     python3 benchmarks/mutations.py --out "$OUT" 2>&1 | tee "$OUT/mutations.txt"
@@ -43,7 +46,7 @@ import pathlib; prebuild(sorted(pathlib.Path(p) for p in glob.glob('$OUT/example
       echo "== $f"; python3 -m fusegen from-model "$f" --out "$OUT/examples" --bench --reps "${REPS:-30}"
     done 2>&1 | tee "$OUT/examples.txt"
     exit "${PIPESTATUS[0]}" ;;
-  *) echo "PART must be module, chains, real_use, dtypes, mutations, bench or examples, got $PART" >&2; exit 2 ;;
+  *) echo "PART must be module, chains, real_use, layers, dtypes, mutations, bench or examples, got $PART" >&2; exit 2 ;;
 esac
 rm -f "$OUT/accuracy-$PART.jsonl"
 # shellcheck disable=SC2086
