@@ -192,7 +192,7 @@ def test_cuda_source_includes_no_torch_headers():
 # norm at all; with the headline and a two-stage plan (partial sums), each branch of forward_call and
 # backward_call once.
 BINDING_MODELS = ("bn_relu.py", "row_mean_flat_tanh.py", "row_gn_silu_sum_scale.py", "stage_bias_param_gn.py",
-                  "relu_scale.py")
+                  "relu_scale.py", "stage_scalar_params.py")
 
 
 def _binding_plans():
@@ -258,3 +258,25 @@ def test_wgmma_half_engine_compiles_without_spills(element, block_m, tmp_path):
     assert len(report) >= 4, r.stderr[-2000:]
     assert all(stores == 0 and loads == 0 for _, _, stores, loads in report), report
     assert "wgmma.mma_async instructions are serialized" not in r.stderr, r.stderr[-3000:]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH or /usr/local/cuda/bin/nvcc)")
+@pytest.mark.parametrize("arch", [(8, 0), (9, 0)], ids=["sm80", "sm90a"])
+def test_scalar_parameters_compile_with_their_sum(arch, tmp_path):
+    """A chain of scalar parameters (tests/models/stage_scalar_params.py): the whole source compiles without
+    spills, with the kernel that sums a scalar's column sums into its gradient."""
+    from fusegen.frontend import model_spec
+
+    p = fusegen.plan(model_spec(pathlib.Path(__file__).resolve().parent / "models" / "stage_scalar_params.py")[0],
+                     arch=arch)
+    assert p.scalar_chan_slots == (0, 1, 2, 3)
+    cu = tmp_path / "kernels.cu"
+    cu.write_text(fusegen.render_cuda(p))
+    flags = list(p.arch_flags) or ["-gencode=arch=compute_80,code=sm_80"]
+    r = subprocess.run([NVCC, *flags, "-O3", "-c", str(cu), "-o", str(tmp_path / "k.o"), "-Xptxas", "-v"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert r.returncode == 0, r.stdout[-6000:]
+    report = _ptxas_report(r.stdout)
+    assert any("sum_columns_kernel" in fn for (fn, _), *_ in report), r.stdout[-3000:]
+    assert not [row for row in report if any(row[1:]) and not _known_small_spill(row[0][0], row[0][1], *row[2:])], \
+        r.stdout[-3000:]

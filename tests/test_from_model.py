@@ -1,5 +1,6 @@
 """`fusegen from-model`: the front end traces model files, matches Linear -> stages, renders the family it
 generates, and refuses the rest naming the op, the file and the line (CPU: tracing needs no GPU)."""
+import dataclasses
 import pathlib
 import re
 
@@ -60,7 +61,7 @@ def test_from_model_cli_renders_what_render_renders(tmp_path):
     ("refuse_gemm_of_earlier_value.py", "Linear (a GEMM of an earlier value of the chain", "self.fc2(h)"),
     ("refuse_gemm_of_row_value.py", "Linear (a GEMM of a row value", "self.fc2(s)"),
     ("refuse_dropout.py", "Dropout (dropout in training)", "self.drop("),
-    ("refuse_min_elementwise.py", "min (a scalar parameter constant of shape (): not generated yet",
+    ("refuse_min_elementwise.py", "min (an operand buffer constant that is not an nn.Parameter",
      "torch.min(x, self.constant)"),
     ("refuse_max_of_values.py", "maximum (element-wise max against a tensor other than a per-channel nn.Parameter",
      "torch.maximum(y, h)"),
@@ -69,8 +70,8 @@ def test_from_model_cli_renders_what_render_renders(tmp_path):
     ("refuse_second_groupnorm.py", "GroupNorm (a second GroupNorm", "self.gn2(x)"),
     ("refuse_detached_chain.py", "relu (the chain goes on from a detached value", "torch.relu(h)"),
     ("refuse_no_grad_compute.py", "mul (a computation while autograd is off (torch.no_grad()", "x = x * 2.0"),
-    ("refuse_column_param.py", "mul (a parameter operand scale of shape (16, 1): a per-channel parameter has shape "
-                               "(16,) or (1, 16))", "x * self.scale"),
+    ("refuse_column_param.py", "mul (a parameter operand scale of shape (16, 1): a parameter operand is per channel, of shape "
+                               "(16,) or (1, 16), or a scalar", "x * self.scale"),
 ])
 def test_refusals_name_the_op_file_and_line(name, words, line_text):
     with pytest.raises(ModelError) as e:
@@ -225,6 +226,11 @@ STAGE_FILES = {
         ("relu", (), "torch.relu(x)"), ("channel", _ch("clamp_min", "lower"), "torch.clamp(x, min=self.lower)"),
         ("group_norm", _gn(8), "self.gn(x)"), ("channel", _ch("clamp_max", "upper"), "x.clamp_max(self.upper)"),
         ("channel", _ch("maximum", "floor"), "torch.max(self.floor, x)")]),
+    "stage_scalar_params.py": ((45, 84, "fc.weight", "fc.bias", False), [
+        ("channel", _ch("mul", "scale") + (("scalar", True),), "x * self.scale"), ("tanh", (), "torch.tanh(x)"),
+        ("channel", _ch("sub", "shift") + (("scalar", True),), "x - self.shift"),
+        ("channel", _ch("maximum", "floor") + (("scalar", True),), "torch.max(x, self.floor)"),
+        ("channel", _ch("clamp_max", "cap") + (("scalar", True),), "torch.clamp(x, max=self.cap)")]),
     "stage_linear_alone.py": ((29, 70, "fc.weight", None, False), [("identity", (), "return self.fc(x)")]),
     "stage_residual_detached.py": ((41, 96, "fc.weight", "fc.bias", False), [
         ("relu", (), "torch.relu(x)"), ("scalar", _s("mul", 2.0), "x * 2.0"),
@@ -275,7 +281,7 @@ def test_stage_files_trace_to_their_chains(name):
     for stage in chain.stages:
         for key in ("param", "weight", "bias"):
             if stage.param(key) is not None and stage.kind in ("channel", "group_norm"):
-                assert params[stage.param(key)].numel() == hidden
+                assert params[stage.param(key)].numel() == (1 if stage.param("scalar") else hidden)
     # and the file is a runnable benchmark-style model of small, O(1) outputs
     (x,) = module.get_inputs()
     y = model(x)
@@ -309,11 +315,11 @@ def test_a_linear_alone_is_the_identity_chain_not_the_headline(tmp_path):
 
 
 @pytest.mark.parametrize("init,body,words", [
-    (["self.s = nn.Parameter(torch.ones(1))"], ["x = self.fc(x)", "x = x * self.s  # here"],
-     "mul (a scalar parameter s of shape (1,): not generated yet (per-channel parameters of shape (48,) or "
-     "(1, 48) are))"),
+    (["self.s = nn.Parameter(torch.ones(1, 1, 1))"], ["x = self.fc(x)", "x = x * self.s  # here"],
+     "mul (a parameter operand s of shape (1, 1, 1): a parameter operand is per channel, of shape (48,) or (1, 48), "
+     "or a scalar (shape (), (1,) or (1, 1)))"),
     (["self.s = nn.Parameter(torch.ones(48, 1))"], ["x = self.fc(x)", "x = torch.add(self.s, x)  # here"],
-     "add (a parameter operand s of shape (48, 1): a per-channel parameter has shape (48,) or (1, 48))"),
+     "add (a parameter operand s of shape (48, 1): a parameter operand is per channel"),
     ([], ["y = self.fc(x)", "y = torch.relu(y)", "y = y + x  # here"],
      "add (a residual of the layer's input, which is not an earlier value of the chain)"),
     ([], ["h = self.fc(x)", "a = torch.relu(h)", "b = torch.tanh(h)  # here", "y = a + b"], "tanh (a branch"),
@@ -562,3 +568,21 @@ def test_a_detached_residual_sends_no_gradient_to_its_source(name, strategy):
         adds = rf"\bg{st.src} \+= g{st.index + 1};"
         n_detached, n_attached = len(re.findall(adds, detached_source)), len(re.findall(adds, attached_source))
         assert n_attached > 0 and n_detached == (n_attached // 2 if st.src == st.index else 0), (st, n_detached)
+
+
+def test_scalar_parameters_are_read_at_one_place_and_their_gradients_summed():
+    """Every column reads a scalar parameter's one value, and the binding sums its column sums into its (1,)
+    gradient; a per-channel parameter's stay as they are."""
+    import re
+    import fusegen
+    from fusegen.codegen.render import render_binding, render_cuda
+    from fusegen.frontend import model_spec
+    p = fusegen.plan(model_spec(MODELS / "stage_scalar_params.py")[0], arch=(9, 0))
+    source, binding = render_cuda(p), render_binding(p)
+    assert sorted(set(re.findall(r"load\(s\.chan\[(\d)\] \+ (\w+)\)", source))) == [(str(k), "0") for k in range(4)]
+    assert binding.count("fg::sum_columns(elem(dchan[") == 4
+    q = fusegen.plan(model_spec(MODELS / "stage_channel_scale.py")[0], arch=(9, 0))
+    assert {at for _, at in re.findall(r"load\(s\.chan\[(\d)\] \+ (\w+)\)", render_cuda(q))} == {"col"}
+    assert "sum_columns" not in render_binding(q) and not q.scalar_chan_slots
+    with pytest.raises(fusegen.SpecError, match="a scalar parameter in a bfloat16 layer: not generated yet"):
+        fusegen.plan(dataclasses.replace(p.spec, dtype="bfloat16"))

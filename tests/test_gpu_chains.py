@@ -146,8 +146,9 @@ def model_source(draw):
                     "residual": None, "softmax": f"F.softmax({v}, dim=1)",
                     "log_softmax": f"torch.log_softmax({v}, dim=-1)",
                     "row_combine": f"{v} {draw(st.sampled_from(['-', '+']))} {_row_value(draw, v, True)}"}[kind]
-            if kind == "channel":
-                init.append(f"self.p{i} = nn.Parameter(torch.rand(hidden_size) + 0.5)")
+            if kind == "channel":  # per channel, or a scalar of one of the shapes that broadcast as one
+                shape = draw(st.sampled_from(["hidden_size", "hidden_size", "()", "1", "1, 1"]), label="parameter")
+                init.append(f"self.p{i} = nn.Parameter(torch.rand({shape}) + 0.5)")
             if kind == "residual":
                 same_side = [u for u in range(i + 1) if side[u] == side[i]]
                 # the added value as it is, or detached (its gradient stops there)

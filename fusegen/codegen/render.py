@@ -131,6 +131,8 @@ def layer(p: Plan):
         momentum_expr=op(bn.kind).live_expr("momentum", module) if bn else "",
         scalar_names=[f"s{k}" for k in range(len(p.scalar_slots))], scalar_exprs=scalar_exprs, eps_expr=eps_expr,
         saved_names=["x", "weight"] + [n for n in names if n not in ("weight", "bias")] + ["z", "mean", "rstd"],
+        # values of each gradient after the weight's: a channel's, or a scalar parameter's one
+        grad_sizes=["1" if t["name"] in [f"p{k}" for k in p.scalar_chan_slots] else "HIDDEN_SIZE" for t in tensors[1:]],
         arg=lambda name: name if name in present else "empty",
         param_names=", ".join(f"`{t['qualname']}`" for t in tensors if t["name"] not in chan_names) +
         "".join(f", `{chain[i].param(k)}`" for i, k in p.chan_slots) if face else "`fc`, then `gn`",

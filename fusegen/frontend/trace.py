@@ -386,8 +386,8 @@ class _Reader:
                     self.refuse(node, "a clamp with a tensor bound and a second bound: one bound a call is "
                                       "generated (x.clamp(min=p).clamp(max=q))")
                 self.current_operand(node, node.args[0] if node.args else node.kwargs.get("input"))
-                return Stage("channel", (("op", f"clamp_{tensors[0]}"),
-                                         ("param", self.channel_param(node, bounds[tensors[0]]))))
+                return Stage("channel", (("op", f"clamp_{tensors[0]}"),) +
+                             self.channel_param(node, bounds[tensors[0]]))
             self.unary_input(node)
             if bounds["min"] is None and bounds["max"] is None:
                 self.refuse(node, "a clamp without bounds")
@@ -429,7 +429,7 @@ class _Reader:
             how = {"min": "minimum", "max": "maximum"}.get(name, name)
             if how in ("fmax", "fmin") and param_first:  # torch.fmax(p, x): a tie's gradient goes to p
                 how = "p" + how
-            return Stage("channel", (("op", how), ("param", self.channel_param(node, params[0]))))
+            return Stage("channel", (("op", how),) + self.channel_param(node, params[0]))
         if isinstance(other, torch.fx.Node) or name in ("minimum", "maximum", "fmin", "fmax") or \
                 (_constant(other) and node.kwargs.get("dim") is not None):
             self.refuse(node, f"element-wise {which} against a tensor other than a per-channel nn.Parameter (an "
@@ -517,15 +517,16 @@ class _Reader:
         return name, tuple(self.params[name].shape)
 
     def channel_param(self, node, arg):
-        """Qualified name of the per-channel nn.Parameter that arg reads ((hidden,) or (1, hidden)), or a refusal."""
+        """The params naming the nn.Parameter that arg reads: per channel ((hidden,) or (1, hidden)) or a scalar
+        (one value, of at most two dimensions: it broadcasts over the (batch, hidden) value without changing its
+        shape); else a refusal."""
         name, shape = self.parameter(node, arg)
-        if shape in ((), (1,)):
-            self.refuse(node, f"a scalar parameter {name} of shape {shape}: not generated yet (per-channel "
-                              f"parameters of shape ({self.hidden},) or (1, {self.hidden}) are)")
+        if len(shape) <= 2 and all(d == 1 for d in shape):
+            return ("param", name), ("scalar", True)
         if shape not in ((self.hidden,), (1, self.hidden)):
-            self.refuse(node, f"a parameter operand {name} of shape {shape}: a per-channel parameter has "
-                              f"shape ({self.hidden},) or (1, {self.hidden})")
-        return name
+            self.refuse(node, f"a parameter operand {name} of shape {shape}: a parameter operand is per channel, of "
+                              f"shape ({self.hidden},) or (1, {self.hidden}), or a scalar (shape (), (1,) or (1, 1))")
+        return (("param", name),)
 
     def current_operand(self, node, arg):
         """Check that arg is the last stage's result (a two-operand stage's tensor side)."""
@@ -587,11 +588,11 @@ class _Reader:
                 op = "rsub"
             return Stage("scalar", (("op", op), ("value", float(other))))
         if isinstance(other, torch.fx.Node) and other.op == "get_attr":
-            name = self.channel_param(node, other)
+            param = self.channel_param(node, other)
             if not x_first and op in ("sub", "div"):
                 self.refuse(node, f"p {'-' if op == 'sub' else '/'} x for a parameter p: x - p and x / p are "
                                   "supported")
-            return Stage("channel", (("op", op), ("param", name)))
+            return Stage("channel", (("op", op),) + param)
         if isinstance(other, torch.fx.Node) and other in self.value:
             src = self.value[other]
             if op == "add":

@@ -46,8 +46,9 @@ ELEMENTWISE_OPS = (
        scalars=("value",), choices=("op",), describe=_scalar_title, autocast=SAME),
     Op("channel", "per-channel", "c",
        "x * p, x / p, x + p, x - p, torch.maximum / minimum / fmax / fmin / max / min(x, p), torch.clamp(x, min=p) "
-       "or (max=p), x.clamp_min(p), x.clamp_max(p) (p an nn.Parameter of shape (hidden,) or (1, hidden))",
-       takes=FULL, choices=("op",), describe=lambda s: _CHANNEL[s.param("op")].format(p=s.param("param")),
+       "or (max=p), x.clamp_min(p), x.clamp_max(p) (p an nn.Parameter of shape (hidden,) or (1, hidden), or a "
+       "scalar one: shape (), (1,) or (1, 1))",
+       takes=FULL, choices=("op", "scalar"), describe=lambda s: _CHANNEL[s.param("op")].format(p=s.param("param")),
        autocast=PROMOTES),
     Op("residual", "residual add", "res",
        "x + y (y an earlier value of the chain, e.g. the Linear's output; also detached: y = h.detach(), "

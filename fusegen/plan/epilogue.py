@@ -59,6 +59,11 @@ class StagePlan:
         return f"ops/{prefix}_{self.kind}.cuh.j2"
 
     @property
+    def chan_at(self) -> str:
+        """C index, in its parameter, of the value column `col` reads: its own, or a scalar parameter's one."""
+        return "0" if dict(self.choices).get("scalar") else "col"
+
+    @property
     def grad_to_src(self) -> bool:
         """residual: whether backward adds its gradient into src's (not where src was detached)."""
         return not dict(self.choices).get("detached")

@@ -1,5 +1,5 @@
-"""Refused (for now) with the right reason: torch.min against a scalar parameter is element-wise, not a reduction;
-scalar parameters are not generated yet."""
+"""Refused with the right reason: torch.min against a tensor is element-wise, not a reduction, and here the tensor is
+a buffer (a constant tensor), not a parameter."""
 import torch
 import torch.nn as nn
 
@@ -8,7 +8,7 @@ class Model(nn.Module):
     def __init__(self, input_size, hidden_size):
         super().__init__()
         self.fc = nn.Linear(input_size, hidden_size)
-        self.constant = nn.Parameter(torch.tensor(0.5))
+        self.register_buffer("constant", torch.tensor(0.5))
 
     def forward(self, x):
         x = self.fc(x)
