@@ -2,6 +2,8 @@
 the composite module of one fused layer a GEMM, forward and every gradient against an fp64 run of the file's Model
 (compare_models reads every layer's kinks and GEMM rounding), at the file's own size and scaled up to where the
 tensor-core engines run, on each engine this GPU can get."""
+import dataclasses
+
 import pytest
 import torch
 
@@ -58,3 +60,52 @@ def test_layers_forward_and_gradients_match_fp64(name, arch, built):
                          dist=dist, layers=len(module.KERNEL_URIS))
             problems += found
     assert not problems, f"{name}: " + "\n".join(problems)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_layers_in_16_bits_match_the_reference_in_their_dtype(dtype, tmp_path):
+    """Each layers file scaled to the tensor-core engines, as a 16-bit composite (one 16-bit layer a GEMM), against
+    the reference in the same dtype and fp64 (test_gpu_dtypes' bar)."""
+    from test_gpu_dtypes import check_against_reference
+
+    cases = []
+    for name in LAYER_FILES:
+        f = scaled_copy(MODELS / name, tmp_path)
+        plans = [fusegen.plan(dataclasses.replace(s, dtype=dtype), fixed_sizes=False, arch=VISIBLE_ARCH)
+                 for s in model_specs(f)[0]]
+        cases.append((f, write_layers(plans, tmp_path / "generated")))
+    prebuild([path for _, path in cases])
+    dt = getattr(torch, dtype)
+    for k, (f, path) in enumerate(cases):
+        model_file, module = load_model_file(f), import_file(path, poison=True)
+        init = model_file.get_init_inputs()
+        torch.manual_seed(k)
+        ref = model_file.Model(*init).cuda().to(dt)
+        torch.manual_seed(k)
+        new = module.ModelNew(*init).cuda().to(dt)
+        shape = tuple(model_file.get_inputs()[0].shape)
+        check_against_reference(new, ref, shape[0], shape[1], ("uniform", "normal")[k % 2], dt, f"{f.name} ({dtype})")
+
+
+def test_layers_run_inside_torch_compile(tmp_path):
+    """torch.compile(fullgraph=True) traces through the composite (each layer's custom operators): the same
+    output and gradients as the module run eagerly."""
+    if not hasattr(torch.library, "custom_op"):
+        pytest.skip("custom operators need torch >= 2.4")
+    f = MODELS / "layers_three_gemms.py"
+    path = write_layers([fusegen.plan(s, arch=VISIBLE_ARCH) for s in model_specs(f)[0]], tmp_path)
+    prebuild([path])
+    model_file, module = load_model_file(f), import_file(path)
+    torch.manual_seed(0)
+    model = module.ModelNew(*model_file.get_init_inputs()).cuda()
+    compiled = torch.compile(model, fullgraph=True)
+    x = torch.randn(33, 24, device="cuda")
+    results = []
+    for run in (model, compiled):
+        model.zero_grad(set_to_none=True)
+        xin = x.clone().requires_grad_()
+        out = run(xin)
+        out.backward(torch.ones_like(out))
+        results.append([out.detach(), xin.grad] + [p.grad for p in model.parameters()])
+    for a, b in zip(*results):
+        assert torch.equal(a, b)
