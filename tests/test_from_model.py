@@ -473,18 +473,27 @@ def _draw_stage(draw, i, kind, residual_sources):
             return [], "-x", _s("mul", -1.0)  # read as x * -1
         return [f"self.c{i} = {c!r}"], pick(forms), _s(op, float(c))
     if kind == "channel":
-        op, shape = draw(st.sampled_from(["mul", "div", "add", "sub"])), pick([f"({HIDDEN},)", f"(1, {HIDDEN})"])
+        op = draw(st.sampled_from(["mul", "div", "add", "sub", "maximum", "minimum", "fmax", "pfmin", "clamp_min",
+                                   "clamp_max"]))
+        shape = pick([f"{HIDDEN}", f"1, {HIDDEN}", "()", "1", "1, 1"])  # torch.rand's arguments
         p = f"self.p{i}"
         forms = {"mul": [f"x * {p}", f"{p} * x", f"torch.mul(x, {p})", f"x.mul({p})"],
                  "div": [f"x / {p}", f"torch.div(x, {p})", f"x.div({p})"],
                  "add": [f"x + {p}", f"{p} + x", f"torch.add(x, {p})", f"x.add({p})"],
-                 "sub": [f"x - {p}", f"torch.sub(x, {p})", f"x.sub({p})"]}[op]
-        return [f"{p} = nn.Parameter(torch.rand{shape} + 0.5)"], pick(forms), _ch(op, f"p{i}")
+                 "sub": [f"x - {p}", f"torch.sub(x, {p})", f"x.sub({p})"],
+                 "maximum": [f"torch.maximum(x, {p})", f"torch.max({p}, x)", f"x.maximum({p})", f"x.max({p})"],
+                 "minimum": [f"torch.minimum({p}, x)", f"torch.min(x, {p})", f"x.min({p})"],
+                 "fmax": [f"torch.fmax(x, {p})", f"x.fmax({p})"], "pfmin": [f"torch.fmin({p}, x)"],
+                 "clamp_min": [f"torch.clamp(x, min={p})", f"x.clamp_min({p})", f"x.clamp(min={p})"],
+                 "clamp_max": [f"torch.clamp(x, max={p})", f"x.clamp_max({p})", f"torch.clip(x, max={p})"]}[op]
+        scalar = (("scalar", True),) if shape in ("()", "1", "1, 1") else ()
+        return [f"{p} = nn.Parameter(torch.rand({shape}) + 0.5)"], pick(forms), _ch(op, f"p{i}") + scalar
     if kind == "residual":
         src = draw(st.sampled_from(residual_sources))
-        h = f"h{src}"
-        return [], pick([f"x + {h}", f"{h} + x", f"torch.add(x, {h})", f"torch.add({h}, x)", f"x.add({h})",
-                         f"{h}.add(x)"]), (("src", src),)
+        h = pick([f"h{src}", f"h{src}.detach()", f"h{src}.clone().detach()"])
+        detached = (("detached", True),) if "detach" in h else ()
+        return [], pick([f"x + {h}", f"{h} + x", f"torch.add(x, {h})", f"torch.add({h}, x)", f"x.add({h})"]), \
+            (("src", src),) + detached
     if kind == "silu":
         return pick([([f"{m} = nn.SiLU()"], f"{m}(x)"), ([], "F.silu(x)"), ([], "x * torch.sigmoid(x)"),
                      ([], "torch.sigmoid(x) * x"), ([], "x.mul(torch.sigmoid(x))"), ([], "x * x.sigmoid()")]) + ((),)
