@@ -26,8 +26,9 @@ from fusegen.tools.accuracy import ReferenceLayer  # noqa: E402
 from fusegen.tools.tune import _build_all, _import, host_us, time_ms  # noqa: E402
 
 
-def kernel_us(step, reps=5):
-    """GPU microseconds of kernels (and memsets / copies) per call of step."""
+def gpu_events(step, reps):
+    """The GPU activities (kernels, memsets, copies) of `reps` calls of step, back to back after a warm-up, in
+    the order they started."""
     for _ in range(3):
         step()
     torch.cuda.synchronize()
@@ -35,22 +36,19 @@ def kernel_us(step, reps=5):
         for _ in range(reps):
             step()
         torch.cuda.synchronize()
-    return sum(e.time_range.elapsed_us() for e in prof.events()
-               if e.device_type == torch.autograd.DeviceType.CUDA) / reps
+    return sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+                  key=lambda e: e.time_range.start)
+
+
+def kernel_us(step, reps=5):
+    """GPU microseconds of kernels (and memsets / copies) per call of step."""
+    return sum(e.time_range.elapsed_us() for e in gpu_events(step, reps)) / reps
 
 
 def timeline(step, steps=3):
-    """Each GPU activity of `steps` calls of step, back to back after a warm-up: its start relative to the first,
-    its duration and the idle time before it (us), so that a gap can be put on the kernel it precedes."""
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(steps):
-            step()
-        torch.cuda.synchronize()
-    events = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
-                    key=lambda e: e.time_range.start)
+    """Each GPU activity of `steps` calls of step: its start relative to the first, its duration and the idle
+    time before it (us), so that a gap can be put on the kernel it precedes."""
+    events = gpu_events(step, steps)
     t0 = events[0].time_range.start if events else 0
     lines, end = [], None
     for e in events:

@@ -6,7 +6,7 @@ import hashlib
 import pathlib
 
 from .explain import explain
-from .render import _atomic_write, _environment, layer, render, render_command
+from .render import _environment, layer, render, render_command, write_pair
 
 
 def layers_name(plans) -> str:
@@ -46,12 +46,7 @@ def explain_layers(plans) -> str:
 def write_layers(plans, out_dir="generated") -> pathlib.Path:
     """Render and write <out_dir>/<name>.py and its explanation <name>.md, each atomically."""
     plans = tuple(plans)
-    out = pathlib.Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{layers_name(plans)}.py"
-    _atomic_write(out / f"{layers_name(plans)}.md", explain_layers(plans))
-    _atomic_write(target, render_layers(plans))
-    return target
+    return write_pair(out_dir, layers_name(plans), explain_layers(plans), render_layers(plans))
 
 
 def _py_string(source: str) -> str:

@@ -208,12 +208,16 @@ def write_module(spec_or_plan, out_dir="generated") -> pathlib.Path:
     """Render and write <out_dir>/<module_name>.py and its explanation <module_name>.md beside it, each
     atomically (a reader never sees half a file)."""
     p = _as_plan(spec_or_plan)
+    return write_pair(out_dir, p.module_name, explain(p), render(p))
+
+
+def write_pair(out_dir, name, explanation, source) -> pathlib.Path:
+    """<out_dir>/<name>.md and <name>.py (the one returned), each written atomically."""
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{p.module_name}.py"
-    _atomic_write(out / f"{p.module_name}.md", explain(p))
-    _atomic_write(target, render(p))
-    return target
+    _atomic_write(out / f"{name}.md", explanation)
+    _atomic_write(out / f"{name}.py", source)
+    return out / f"{name}.py"
 
 
 def _atomic_write(path: pathlib.Path, text: str) -> None:
