@@ -135,7 +135,8 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
     else:
         lines.append(
             f"The layer of {s.interface.source if s.interface else 'the spec'}: a Linear ({s.input_size} -> "
-            f"{s.hidden_size}{', with bias' if s.bias else ', no bias'}) then {len(s.chain)} stage(s). PyTorch runs "
+            f"{s.hidden_size}{', with bias' if s.bias else ', no bias'}) then "
+            f"{len([st for st in s.chain if st.kind != 'identity'])} stage(s). PyTorch runs "
             "a GEMM plus one kernel per stage, each a round trip of the (batch, hidden) activations through memory, "
             "and the backward likewise. Here " + (
                 "the GEMM's epilogue writes z and one row kernel applies the chain (a pass per reduction) and "
