@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Issue 16's GPU checks of what branch issue16-next wrote on the CPU (perf notes v0.18), two device calls of under
+# 10 minutes each (kind nvidia-h200); logs under $OUT, a short table last.
+#   STEP=1  models of several GEMMs (tests/test_gpu_layers.py: fp32 on wgmma and mma.sync, bf16 / fp16, torch.compile)
+#           and the MLP example's speed against eager and torch.compile
+#   STEP=2  the new stage files (min / max / clamp against parameters, scalar parameters, detached residuals, a
+#           Linear alone) on both engines, and the random chains (fp32, per dtype) that draw those spellings
+#   device: STEP=1 PYTHONPATH=. bash benchmarks/verify_issue16.sh
+set -uo pipefail
+OUT=${OUT:-/tmp/fusegen-out}
+mkdir -p "$OUT"
+export PYTHONPATH=${PYTHONPATH:-.} PYTHONUNBUFFERED=1 FUSEGEN_CACHE_DIR=${FUSEGEN_CACHE_DIR:-/tmp/fusegen-cache}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+run() {  # name, seconds, command...
+  local name=$1 limit=$2; shift 2
+  local start=$SECONDS
+  timeout "$limit" "$@" > "$OUT/$name.txt" 2>&1
+  local rc=$?
+  printf '%-10s rc=%-3s %4ss  %s\n' "$name" "$rc" "$((SECONDS - start))" \
+    "$(grep -E '[0-9]+ (passed|failed)' "$OUT/$name.txt" | tail -n 1)" >> "$OUT/table.txt"
+}
+: > "$OUT/table.txt"
+case "${STEP:-1}" in
+  1)
+    run layers 330 python3 -m pytest -m gpu tests/test_gpu_layers.py -v -p no:cacheprovider -rfE
+    run mlp 200 python3 -m fusegen from-model examples/mlp_relu_8192.py --out "$OUT/generated" --bench --reps 20 ;;
+  2)
+    run stages 300 python3 -m pytest -m gpu tests/test_gpu_chains.py -v -p no:cacheprovider -rfE -k \
+      "stage_channel or stage_residual or stage_scalar or stage_linear_alone or detached"
+    run random 240 python3 -m pytest -m gpu tests/test_gpu_chains.py tests/test_gpu_dtypes.py -v -p no:cacheprovider \
+      -rfE -k "random_chains" ;;
+  *) echo "STEP must be 1 or 2, got $STEP" >&2; exit 2 ;;
+esac
+tail -n 25 "$OUT/mlp.txt" 2>/dev/null
+cat "$OUT/table.txt"
