@@ -5,6 +5,8 @@
 #           and the MLP example's speed against eager and torch.compile
 #   STEP=2  the new stage files (min / max / clamp against parameters, scalar parameters, detached residuals, a
 #           Linear alone) on both engines, and the random chains (fp32, per dtype) that draw those spellings
+#   STEP=3  the speed of the new examples at 1024 x 8192 -> 8192 (scalar parameters with a max, a detached
+#           residual) against eager and torch.compile
 #   device: STEP=1 PYTHONPATH=. bash benchmarks/verify_issue16.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/fusegen-out}
@@ -29,7 +31,12 @@ case "${STEP:-1}" in
       "stage_channel or stage_residual or stage_scalar or stage_linear_alone or detached"
     run random 240 python3 -m pytest -m gpu tests/test_gpu_chains.py tests/test_gpu_dtypes.py -v -p no:cacheprovider \
       -rfE -k "random_chains" ;;
-  *) echo "STEP must be 1 or 2, got $STEP" >&2; exit 2 ;;
+  3)
+    for f in scalar_max_tanh_8192 detached_residual_8192; do
+      run "$f" 280 python3 -m fusegen from-model "examples/$f.py" --out "$OUT/generated" --bench --reps 20
+      tail -n 6 "$OUT/$f.txt"
+    done ;;
+  *) echo "STEP must be 1, 2 or 3, got $STEP" >&2; exit 2 ;;
 esac
 tail -n 25 "$OUT/mlp.txt" 2>/dev/null
 cat "$OUT/table.txt"
