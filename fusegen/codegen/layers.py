@@ -15,7 +15,8 @@ def layers_name(plans) -> str:
     digest = hashlib.sha256(" ".join(p.module_name for p in plans).encode()).hexdigest()[:8]
     kind = f"_{first.element.short}" if first.element.short else ""
     widths = "_".join(f"h{p.spec.hidden_size}" for p in plans)
-    return f"layers{len(plans)}_{'__'.join(p.chain_name for p in plans)}_i{first.spec.input_size}_{widths}{kind}_{digest}"
+    chains = "__".join(p.chain_name for p in plans)
+    return f"layers{len(plans)}_{chains}_i{first.spec.input_size}_{widths}{kind}_{digest}"
 
 
 def render_layers(plans) -> str:

@@ -5,5 +5,6 @@ from .interface import model_interface, model_spec, model_specs
 from .trace import (GENERATED, REFUSED_WHY, STAGES, Chain, ModelError, check_interface, load_model_file, to_spec,
                     trace_chain, trace_file_layers, trace_layers, trace_model)
 
-__all__ = ["trace_model", "trace_layers", "trace_file_layers", "trace_chain", "load_model_file", "ModelError", "Chain", "STAGES", "GENERATED",
-           "REFUSED_WHY", "check_interface", "to_spec", "model_spec", "model_specs", "model_interface"]
+__all__ = ["trace_model", "trace_layers", "trace_file_layers", "trace_chain", "load_model_file", "ModelError", "Chain",
+           "STAGES", "GENERATED", "REFUSED_WHY", "check_interface", "to_spec", "model_spec", "model_specs",
+           "model_interface"]
