@@ -89,9 +89,10 @@ def test_from_model_writes_the_composite_and_names_each_layer(tmp_path, capsys):
     assert "several Linears under --autocast" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", sorted(LAYERS))
+@pytest.mark.parametrize("name", sorted(LAYERS) + ["stage_residual_no_grad.py", "stage_residual_detached.py"])
 def test_the_bar_passes_the_reference_against_itself(name):
-    """compare_models on a model of several GEMMs (every layer's kinks, every GEMM's rounding), on the CPU."""
+    """compare_models on a model of several GEMMs (every layer's kinks, every GEMM's rounding), and on detached
+    values (its replay of the traced graph keeps torch.no_grad() blocks, which fx does not record), on the CPU."""
     m = load_model_file(MODELS / name)
     report, problems = compare_models(m.Model, m.Model, m.get_init_inputs(), (17, m.get_inputs()[0].shape[1]), 0,
                                       device="cpu", dist="normal")

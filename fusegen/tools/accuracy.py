@@ -297,6 +297,12 @@ class _Probe(torch.fx.Interpreter):
         self.kinked, self.forced, self.inputs, self.perturb = kinked, forced or {}, {}, perturb or {}
 
     def run_node(self, n):
+        if not n.meta.get("grad_enabled", True):  # made under torch.no_grad(), which the graph does not record
+            with torch.no_grad():
+                return self._run_node(n)
+        return self._run_node(n)
+
+    def _run_node(self, n):
         if n.name in self.perturb:
             return self.perturb[n.name](super().run_node(n), self.env[n.args[0]])
         if n.name not in self.kinked:
