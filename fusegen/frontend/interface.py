@@ -23,14 +23,7 @@ def model_spec(path, precision=None):
     module's names is the short form `fusegen render` makes (the same module byte for byte); any other chain keeps
     the file's constructor."""
     chain = trace_chain(path)
-    kinds = tuple(s.kind for s in chain.stages)
-    if kinds == HEADLINE_KINDS and chain.bias and chain.stages[0].param("affine") and not chain.weight_in_out:
-        try:
-            check_interface(path, chain)
-            return to_spec(chain, precision=precision), chain
-        except ModelError:
-            pass  # other names or constructor: the general form below keeps them
-    return _general_spec(path, chain, precision), chain
+    return _one_layer_spec(path, chain, precision), chain
 
 
 def model_specs(path, precision=None):
@@ -38,9 +31,20 @@ def model_specs(path, precision=None):
     keeping the file's constructor; a file of one Linear as model_spec reads it."""
     chains = trace_file_layers(path)
     if len(chains) == 1:
-        spec, chain = model_spec(path, precision)
-        return (spec,), (chain,)
+        return (_one_layer_spec(path, chains[0], precision),), chains
     return tuple(_general_spec(path, c, precision) for c in chains), chains
+
+
+def _one_layer_spec(path, chain, precision):
+    """The short form for the headline chain with the headline module's names, else the general one."""
+    kinds = tuple(s.kind for s in chain.stages)
+    if kinds == HEADLINE_KINDS and chain.bias and chain.stages[0].param("affine") and not chain.weight_in_out:
+        try:
+            check_interface(path, chain)
+            return to_spec(chain, precision=precision)
+        except ModelError:
+            pass  # other names or constructor: the general form keeps them
+    return _general_spec(path, chain, precision)
 
 
 def _general_spec(path, chain, precision):
