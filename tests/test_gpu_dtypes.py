@@ -84,25 +84,31 @@ def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist, engi
     check_against_reference(new, ref, batch, input_size, dist, torch_dtype, dtype, headline=True)
 
 
-def _reordered(model, input_size):
-    """x -> model(x) computed with its first Linear's input features in another order (weight columns and x
-    permuted alike): the same layer, the GEMM summing in another order."""
-    lin = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
+def _reordered(model, input_size, first_weight=None):
+    """x -> model(x) computed with its first GEMM's input features in another order (weight and x permuted alike):
+    the same layer, the GEMM summing in another order. first_weight: (qualified name, stored (in, out)) of that
+    GEMM's weight, for models whose first GEMM is not an nn.Linear; default: the first nn.Linear's (out, in)."""
+    if first_weight is None:
+        name = next(n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear))
+        first_weight = (f"{name}.weight" if name else "weight", False)
+    name, in_out = first_weight
     perm = torch.randperm(input_size, generator=torch.Generator().manual_seed(input_size)).cuda()
     twin = copy.deepcopy(model)
-    twin_lin = next(m for m in twin.modules() if isinstance(m, torch.nn.Linear))
     with torch.no_grad():
-        twin_lin.weight.copy_(lin.weight[:, perm])
+        w = model.get_parameter(name)
+        twin.get_parameter(name).copy_(w[perm] if in_out else w[:, perm])
     return lambda x: twin(x[:, perm])
 
 
-def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, autocast=None, headline=False):
+def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, autocast=None, headline=False,
+                            first_weight=None):
     """The bar of this file's docstring, ModelNew `new` against the reference `ref` (same weights) on input of
     (batch, input_size) in in_dtype, each run under torch.autocast(autocast) when given (backward outside it, as
     training runs it); errors against fp64 summed over draws to GRAD_VALUES values (MAX_DRAWS at most). headline:
-    `ref` is the reference Model (fc -> gn -> leaky_relu -> x + x), whose kink the truths resolve per computation."""
+    `ref` is the reference Model (fc -> gn -> leaky_relu -> x + x), whose kink the truths resolve per computation.
+    first_weight: where the first GEMM's weight is (_reordered), for models without an nn.Linear."""
     ref64 = copy.deepcopy(ref).double()
-    reordered = _reordered(ref, input_size)
+    reordered = _reordered(ref, input_size, first_weight)
     names = ["out", "grad x"] + [f"grad {n}" for n, _ in ref.named_parameters()]
     # per tensor: squared error of ours, of the reference, squared norm of fp64's
     sq = {name: [0.0, 0.0, 0.0] for name in names}

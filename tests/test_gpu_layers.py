@@ -73,10 +73,11 @@ def test_layers_in_16_bits_match_the_reference_in_their_dtype(dtype, tmp_path):
         f = scaled_copy(MODELS / name, tmp_path)
         plans = [fusegen.plan(dataclasses.replace(s, dtype=dtype), fixed_sizes=False, arch=VISIBLE_ARCH)
                  for s in model_specs(f)[0]]
-        cases.append((f, write_layers(plans, tmp_path / "generated")))
-    prebuild([path for _, path in cases])
+        first = plans[0].spec.interface
+        cases.append((f, write_layers(plans, tmp_path / "generated"), (first.weight, first.weight_in_out)))
+    prebuild([path for _, path, _ in cases])
     dt = getattr(torch, dtype)
-    for k, (f, path) in enumerate(cases):
+    for k, (f, path, first_weight) in enumerate(cases):
         model_file, module = load_model_file(f), import_file(path, poison=True)
         init = model_file.get_init_inputs()
         torch.manual_seed(k)
@@ -84,7 +85,8 @@ def test_layers_in_16_bits_match_the_reference_in_their_dtype(dtype, tmp_path):
         torch.manual_seed(k)
         new = module.ModelNew(*init).cuda().to(dt)
         shape = tuple(model_file.get_inputs()[0].shape)
-        check_against_reference(new, ref, shape[0], shape[1], ("uniform", "normal")[k % 2], dt, f"{f.name} ({dtype})")
+        check_against_reference(new, ref, shape[0], shape[1], ("uniform", "normal")[k % 2], dt, f"{f.name} ({dtype})",
+                                first_weight=first_weight)
 
 
 def test_layers_run_inside_torch_compile(tmp_path):
