@@ -110,8 +110,8 @@ def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, 
     ref64 = copy.deepcopy(ref).double()
     reordered = _reordered(ref, input_size, first_weight)
     names = ["out", "grad x"] + [f"grad {n}" for n, _ in ref.named_parameters()]
-    # per tensor: squared error of ours, of the reference, squared norm of fp64's
-    sq = {name: [0.0, 0.0, 0.0] for name in names}
+    # per tensor: squared error of ours, of the reference, squared norm of fp64's, values summed over
+    sq = {name: [0.0, 0.0, 0.0, 0] for name in names}
     gen = torch.Generator().manual_seed(batch * 7 + input_size)
     cast = (lambda: torch.autocast("cuda", dtype=autocast)) if autocast else contextlib.nullcontext
     values = 0
@@ -176,9 +176,17 @@ def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, 
             sq[name][0] += (a.double() - t_new).square().sum().item()
             sq[name][1] += (b.double() - t_ref).square().sum().item()
             sq[name][2] += t.square().sum().item()
+            sq[name][3] += t.numel()
     errors = {name: tuple(v ** 0.5 / max(norm ** 0.5, 1e-300) for v in (ours, theirs))
-              for name, (ours, theirs, norm) in sq.items()}
-    farther = [name for name, (ours, theirs) in errors.items() if ours > 1.5 * theirs + 1e-6]
+              for name, (ours, theirs, norm, _) in sq.items()}
+    # A tensor of fewer than MIN_VALUES values over all draws may owe its error norm to one or two values, whose
+    # 16-bit roundings land either way: ours may exceed 1.5x the reference's by a unit roundoff of the GEMM's type.
+    # (Seen on the H100: Linear(1 -> 2) -> GroupNorm(1 group) under autocast bf16, the weight's gradient 3.2e-3
+    # against the reference's 1.3e-3, nearly all of both from one value, the reference's rounded twice to bf16 and
+    # landing nearer; benchmarks/probe_tiny_gn_autocast.py.)
+    few = UNIT_ROUNDOFF.get(autocast or in_dtype, 0.0)
+    farther = [name for name, (ours, theirs) in errors.items()
+               if ours > 1.5 * theirs + (few if sq[name][3] < MIN_VALUES else 0.0) + 1e-6]
     assert not farther, f"{label}: {', '.join(farther)} farther from fp64 than 1.5x the reference; ours / the " \
                         "reference: " + ", ".join(f"{n} {a:.3g} / {b:.3g}" for n, (a, b) in errors.items()) + \
                         f"; kink sides taken against fp64's within rounding: ours {flips['new']}, the reference's " \
