@@ -64,7 +64,9 @@ from fusegen.tools.accuracy import (NAMES, TF32_REL_ERR, TF32_ROUNDOFF_RATIO, co
 def engine_ran(module, batch, input_size) -> str:
     """The engine (and split-K slices) a generated module's forward GEMM runs a (batch, input_size) call on, as
     its launchers choose it (schedule(), by the sizes and the GPU's SM count; wgmma's copies need 16-byte rows of
-    the weight: input a multiple of 4)."""
+    the weight: input a multiple of 4). A rewritten layer's module names its own engine (no GEMM to schedule)."""
+    if not hasattr(module, "GROUP_STRATEGY"):
+        return module.MAINLOOP
     kernels = module._kernels(torch.device("cuda", torch.cuda.current_device()))
     engine, split, _ = kernels.schedule(batch, module.HIDDEN_SIZE, input_size, input_size % 4 == 0, "forward")
     return engine + (f" split-K {split}" if split > 1 else "")
