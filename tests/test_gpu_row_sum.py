@@ -83,6 +83,14 @@ def test_the_cached_weight_reduction_follows_the_weights(built):
         ref.scale.mul_(-2.0)
         new.scale.mul_(-2.0)
     assert torch.allclose(new(x), ref(x), **tol), "stale after an in-place write"
+    del ref, new, other
+    for seed in range(1, 4):  # fresh models, often at the freed parameters' addresses and versions
+        torch.manual_seed(seed)
+        ref = model_file.Model(*init).cuda()
+        torch.manual_seed(seed)
+        new = module.ModelNew(*init).cuda()
+        assert torch.allclose(new(x), ref(x), **tol), f"a fresh model (seed {seed}) got an earlier one's weights"
+        del ref, new
 
 
 def test_row_sum_runs_inside_torch_compile(built):
