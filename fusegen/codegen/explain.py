@@ -149,6 +149,8 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
             f"for dz{' (two with the GroupNorm)' if plan.gn_index >= 0 and not plan.gn_backward_one_pass else ''} "
             "and the parameter column sums, then "
             "the two GEMMs.")
+    if plan.rewrites:
+        lines += ["", "## Rewrites that fired"] + [f"- {w}" for w in plan.rewrites]
     lines += [
         "",
         "## How",
@@ -249,7 +251,7 @@ def _explain_row_sum(plan: RowSumPlan, batch: int) -> str:
         f"- {plan.rewrites[0]}: sum_j (alpha_j (x . W_j) + beta_j) = x . (sum_j alpha_j W_j) + sum_j beta_j, "
         "alpha_j and beta_j the head's affine map of channel j (" +
         (", ".join(op(st.kind).title_of(spec_st) for st, spec_st in zip(plan.head, s.chain)) or "none") +
-        ", with the Linear's bias).",
+        ", with the Linear's bias).", *[f"- {w}" for w in plan.rewrites[1:]],
         "", "## How",
         f"- Once per weight update (the parameters' version counters key a cache): one pass over W "
         f"({weight_mb:.0f} MB) for w_eff, in double, in a fixed order.",

@@ -115,7 +115,7 @@ class RowSumPlan:
         """What fired, in words (the plan's summary and the explanation say it)."""
         how = self.spec.chain[self.reduce_index].param("how")
         return (f"row {how} after the GEMM -> a GEMV with the weight pre-reduced over its outputs "
-                f"(x . sum_j alpha_j W_j), cached by the parameters' versions",)
+                f"(x . sum_j alpha_j W_j), cached by the parameters' versions",) + self.spec.folds
 
     @property
     def chain_name(self) -> str:
