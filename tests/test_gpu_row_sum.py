@@ -5,7 +5,8 @@ weights (an optimizer step, load_state_dict); torch.compile traces it."""
 import pytest
 import torch
 
-from helpers import REPO, gpu_available, import_file, log_accuracy, prebuild, scaled_copy
+from helpers import (REPO, assert_compiled_matches_eager, gpu_available, import_file, log_accuracy, prebuild,
+                     scaled_copy)
 
 import fusegen
 from fusegen.frontend import load_model_file, model_spec
@@ -100,14 +101,5 @@ def test_row_sum_runs_inside_torch_compile(built):
     model_file, module = load_model_file(f), import_file(path)
     torch.manual_seed(0)
     model = module.ModelNew(*model_file.get_init_inputs()).cuda()
-    compiled = torch.compile(model, fullgraph=True)
     x = torch.randn(7, model_file.get_init_inputs()[0], device="cuda")
-    results = []
-    for run in (model, compiled):
-        model.zero_grad(set_to_none=True)
-        xin = x.clone().requires_grad_()
-        out = run(xin)
-        out.backward(torch.ones_like(out))
-        results.append([out.detach(), xin.grad] + [p.grad for p in model.parameters()])
-    for a, b in zip(*results):
-        assert torch.equal(a, b)
+    assert_compiled_matches_eager(model, x)
