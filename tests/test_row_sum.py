@@ -78,7 +78,7 @@ def test_the_module_and_its_explanation_say_which_rewrite_fired(name, tmp_path):
     p = fusegen.plan(spec)
     path = fusegen.write_module(p, tmp_path)
     explanation = path.with_suffix(".md").read_text()
-    assert "## Rewrite that fired" in explanation and "GEMV" in explanation
+    assert "## Rewrites that fired" in explanation and "GEMV" in explanation
     module = import_file(path)
     assert module.REWRITE == p.rewrites[0] and module.MAINLOOP == "row_sum_gemv"
     assert "Plan: rewrite: row" in module.__doc__

@@ -247,7 +247,7 @@ def _explain_row_sum(plan: RowSumPlan, batch: int) -> str:
         f"{', with bias' if s.bias else ', no bias'}) whose chain {'averages' if plan.mean else 'sums'} each row "
         "right after stages affine per channel. PyTorch runs the GEMM "
         f"({2 * batch * s.input_size * s.hidden_size / 1e9:.1f} GFLOP at batch {batch}) and then reduces what it "
-        "wrote.", "", "## Rewrite that fired",
+        "wrote.", "", "## Rewrites that fired",
         f"- {plan.rewrites[0]}: sum_j (alpha_j (x . W_j) + beta_j) = x . (sum_j alpha_j W_j) + sum_j beta_j, "
         "alpha_j and beta_j the head's affine map of channel j (" +
         (", ".join(op(st.kind).title_of(spec_st) for st, spec_st in zip(plan.head, s.chain)) or "none") +
