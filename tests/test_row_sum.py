@@ -9,6 +9,7 @@ import sysconfig
 import pytest
 
 from helpers import REPO, import_file
+from test_chains import TORCH_NVCC_FLAGS
 from test_compile import NVCC
 from test_from_model import _model_file
 
@@ -64,12 +65,16 @@ def test_the_rewrite_stays_off_where_it_does_not_hold(tmp_path, init, body):
     assert isinstance(_plan_of(tmp_path, init, body), Plan)
 
 
-def test_the_rewrite_is_for_float32_layers():
-    """16-bit layers keep the GEMM (their reference rounds every value to 16 bits; the rewrite's double sums
-    are not written for them yet); under autocast a row reduction is not modelled at all (the Spec refuses it)."""
-    spec = model_spec(MODELS / "rowsum_channel_affine_mean.py")[0]
-    assert isinstance(fusegen.plan(spec), RowSumPlan)
-    assert isinstance(fusegen.plan(dataclasses.replace(spec, dtype="bfloat16")), Plan)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_the_rewrite_serves_every_element_type(dtype, tmp_path):
+    """Any element type (the sums are double; x, W, the output and the gradients in the layer's type); under
+    autocast a row reduction is not modelled at all (the Spec refuses it)."""
+    spec = dataclasses.replace(model_spec(MODELS / "rowsum_channel_affine_mean.py")[0], dtype=dtype)
+    p = fusegen.plan(spec)
+    assert isinstance(p, RowSumPlan) and p.element.name == dtype
+    module = import_file(fusegen.write_module(p, tmp_path))
+    assert str(module.DTYPE) == f"torch.{dtype}"
+    assert (p.element.short in p.module_name) and (p.element.short in p.kernel_uri)
 
 
 @pytest.mark.parametrize("name", ROW_SUM_FILES)
@@ -89,13 +94,17 @@ def test_the_module_and_its_explanation_say_which_rewrite_fired(name, tmp_path):
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
-@pytest.mark.parametrize("name", ROW_SUM_FILES)
+@pytest.mark.parametrize("name", ROW_SUM_FILES + ["rowsum_channel_affine_mean.py bfloat16",
+                                                  "rowsum_matmul_div_sum_scale.py float16"])
 def test_row_sum_kernels_compile_without_spills(name, tmp_path):
-    p = fusegen.plan(model_spec(MODELS / name)[0])
+    name, *element = name.split()
+    spec = model_spec(MODELS / name)[0]
+    p = fusegen.plan(dataclasses.replace(spec, dtype=element[0]) if element else spec)
     cu = tmp_path / "kernels.cu"
     cu.write_text(render_cuda(p))
-    for arch in ("-arch=sm_80", "-arch=sm_90"):
-        r = subprocess.run([NVCC, arch, "-O3", "-c", str(cu), "-o", str(tmp_path / "k.o"), "-Xptxas", "-v"],
+    for arch in ("-arch=sm_80", "-arch=sm_90"):  # (under torch's flags: no implicit half conversions)
+        r = subprocess.run([NVCC, arch, "-O3", "-c", str(cu), "-o", str(tmp_path / "k.o"), "-Xptxas", "-v",
+                            *TORCH_NVCC_FLAGS],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         assert r.returncode == 0, r.stdout[-4000:]
         assert "warning" not in r.stdout, r.stdout[-4000:]

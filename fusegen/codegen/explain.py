@@ -265,8 +265,10 @@ def _explain_row_sum(plan: RowSumPlan, batch: int) -> str:
                              if plan.head_scales_by_param else "") + ".",
         "- Sums in double: the value is nearer fp64 than the reference's fp32 GEMM and fp32 row sum.", "",
         "## Trade-offs and limits",
-        "- float32 layers without autocast; any CUDA GPU (fp64 FFMA, memory-bound).",
-        "- Input: float32 CUDA (batch, {}), any strides.".format(s.input_size),
+        f"- {plan.element.name} tensors, without autocast (the sums in double, each result rounded to "
+        f"{plan.element.name} once); any CUDA GPU{' of sm_80 or newer' if plan.element.short else ''} (fp64 FFMA, "
+        "memory-bound).",
+        f"- Input: {plan.element.name} CUDA (batch, {s.input_size}), any strides.",
         "- Compile time: the first forward builds the kernels with nvcc, cached in FUSEGEN_CACHE_DIR.", "",
     ]
     return "\n".join(_wrap(line) for line in lines)

@@ -31,10 +31,10 @@ TAIL_EXCLUDED = ("channel", "residual", "row_combine", "identity")
 
 
 def find_row_sum(spec: Spec):
-    """The chain's reduction index if `spec` fits the rewrite, else None: float32 tensors without autocast, a
-    row sum or mean whose head is affine per channel (each parameter once, none a scalar one) and whose tail is
-    element-wise on its row value."""
-    if spec.dtype != FLOAT32.name or spec.autocast or not spec.stages:
+    """The chain's reduction index if `spec` fits the rewrite, else None: a layer without autocast (its tensors
+    of any element type: the sums are double whatever they hold), a row sum or mean whose head is affine per
+    channel (each parameter once, none a scalar one) and whose tail is element-wise on its row value."""
+    if spec.autocast or not spec.stages:
         return None
     chain = spec.chain
     at = next((i for i, s in enumerate(chain) if s.kind == "row_reduce"), -1)
@@ -128,13 +128,15 @@ class RowSumPlan:
     @property
     def kernel_uri(self) -> str:
         digest = hashlib.sha256(repr(self.chain_structure).encode()).hexdigest()[:6]
-        return f"fg_rowsum_gemv_{self.chain_name}_{digest}"
+        kind = f"{self.element.short}_" if self.element.short else ""
+        return f"fg_rowsum_gemv_{kind}{self.chain_name}_{digest}"
 
     @property
     def module_name(self) -> str:
         s = self.spec
         digest = hashlib.sha256(repr(self).encode()).hexdigest()[:8]
-        return f"{self.chain_name}_gemv_i{s.input_size}_h{s.hidden_size}_{digest}"
+        kind = f"_{self.element.short}" if self.element.short else ""
+        return f"{self.chain_name}_gemv_i{s.input_size}_h{s.hidden_size}{kind}_{digest}"
 
     @property
     def summary(self) -> str:
@@ -144,5 +146,7 @@ class RowSumPlan:
 
 def plan_row_sum(spec: Spec, at: int, fixed_sizes: bool, version: str) -> RowSumPlan:
     stages, _, scalar_slots, chan_slots = plan_chain(spec)
+    element = dtype(spec.dtype)  # (x, W, the parameters, the output and every gradient; the sums are double)
     return RowSumPlan(spec=spec, stages=stages, reduce_index=at, scalar_slots=scalar_slots, chan_slots=chan_slots,
-                      fixed_sizes=fixed_sizes, fusegen_version=version)
+                      fixed_sizes=fixed_sizes, fusegen_version=version, element=element, operand=element,
+                      output=element)
