@@ -15,6 +15,7 @@ import torch
 from helpers import gpu_available, import_file, prebuild, reference_namespace, selected_params
 
 import fusegen
+from fusegen.frontend import load_model_file
 from fusegen.tools.accuracy import draw_input, headline_truths, kink_tolerance_rounded_z
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
@@ -193,6 +194,24 @@ def check_against_reference(new, ref, batch, input_size, dist, in_dtype, label, 
                         f"{flips['ref']}"
 
 
+def check_files_against_reference(cases, dtype):
+    """check_against_reference for model files and their 16-bit modules: cases of (model file, module path,
+    (qualified name of the first GEMM's weight, stored (in, out))), built together first; each at the batch and
+    input of its get_inputs(), the input drawn uniform and normal in turn."""
+    prebuild([path for _, path, _ in cases])
+    dt = getattr(torch, dtype)
+    for k, (f, path, first_weight) in enumerate(cases):
+        model_file, module = load_model_file(f), import_file(path, poison=True)
+        init = model_file.get_init_inputs()
+        torch.manual_seed(k)
+        ref = model_file.Model(*init).cuda().to(dt)
+        torch.manual_seed(k)
+        new = module.ModelNew(*init).cuda().to(dt)
+        shape = tuple(model_file.get_inputs()[0].shape)
+        check_against_reference(new, ref, shape[0], shape[1], ("uniform", "normal")[k % 2], dt, f"{f.name} ({dtype})",
+                                first_weight=first_weight)
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Random shapes and random chains per dtype (the property tests of test_gpu_module / test_gpu_chains, in 16 bits
 # and under autocast): drawn with fixed seeds, built together in parallel, each checked with the bar above.
@@ -247,7 +266,7 @@ def test_random_chains_per_dtype(tmp_path):
 
     from test_gpu_chains import model_source
 
-    from fusegen.frontend import load_model_file, model_spec
+    from fusegen.frontend import model_spec
     from fusegen.spec import SpecError
 
     modes = [("bfloat16", None), ("float16", None), ("float32", "bfloat16"), ("float32", "float16")]

@@ -67,7 +67,7 @@ def test_layers_forward_and_gradients_match_fp64(name, arch, built):
 def test_layers_in_16_bits_match_the_reference_in_their_dtype(dtype, tmp_path):
     """Each layers file scaled to the tensor-core engines, as a 16-bit composite (one 16-bit layer a GEMM), against
     the reference in the same dtype and fp64 (test_gpu_dtypes' bar)."""
-    from test_gpu_dtypes import check_against_reference
+    from test_gpu_dtypes import check_files_against_reference
 
     cases = []
     for name in LAYER_FILES:
@@ -76,18 +76,7 @@ def test_layers_in_16_bits_match_the_reference_in_their_dtype(dtype, tmp_path):
                  for s in model_specs(f)[0]]
         first = plans[0].spec.interface
         cases.append((f, write_layers(plans, tmp_path / "generated"), (first.weight, first.weight_in_out)))
-    prebuild([path for _, path, _ in cases])
-    dt = getattr(torch, dtype)
-    for k, (f, path, first_weight) in enumerate(cases):
-        model_file, module = load_model_file(f), import_file(path, poison=True)
-        init = model_file.get_init_inputs()
-        torch.manual_seed(k)
-        ref = model_file.Model(*init).cuda().to(dt)
-        torch.manual_seed(k)
-        new = module.ModelNew(*init).cuda().to(dt)
-        shape = tuple(model_file.get_inputs()[0].shape)
-        check_against_reference(new, ref, shape[0], shape[1], ("uniform", "normal")[k % 2], dt, f"{f.name} ({dtype})",
-                                first_weight=first_weight)
+    check_files_against_reference(cases, dtype)
 
 
 def test_layers_run_inside_torch_compile(tmp_path):

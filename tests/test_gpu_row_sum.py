@@ -63,7 +63,7 @@ def test_row_sum_in_16_bits_matches_the_reference_in_its_dtype(dtype, tmp_path):
     against the reference in the same dtype and fp64 (test_gpu_dtypes' bar)."""
     import dataclasses
 
-    from test_gpu_dtypes import check_against_reference
+    from test_gpu_dtypes import check_files_against_reference
 
     cases = []
     for name in FILES:
@@ -71,19 +71,9 @@ def test_row_sum_in_16_bits_matches_the_reference_in_its_dtype(dtype, tmp_path):
         spec = dataclasses.replace(model_spec(f)[0], dtype=dtype)
         p = fusegen.plan(spec, fixed_sizes=False)
         assert isinstance(p, RowSumPlan), f"{name}: the rewrite did not fire in {dtype}"
-        cases.append((f, fusegen.write_module(p, tmp_path / "generated"), spec.interface))
-    prebuild([path for _, path, _ in cases])
-    dt = getattr(torch, dtype)
-    for k, (f, path, face) in enumerate(cases):
-        model_file, module = load_model_file(f), import_file(path, poison=True)
-        init = model_file.get_init_inputs()
-        torch.manual_seed(k)
-        ref = model_file.Model(*init).cuda().to(dt)
-        torch.manual_seed(k)
-        new = module.ModelNew(*init).cuda().to(dt)
-        shape = tuple(model_file.get_inputs()[0].shape)
-        check_against_reference(new, ref, shape[0], shape[1], ("uniform", "normal")[k % 2], dt, f"{f.name} ({dtype})",
-                                first_weight=(face.weight, face.weight_in_out))
+        face = spec.interface
+        cases.append((f, fusegen.write_module(p, tmp_path / "generated"), (face.weight, face.weight_in_out)))
+    check_files_against_reference(cases, dtype)
 
 
 def test_the_cached_weight_reduction_follows_the_weights(built):
