@@ -342,6 +342,10 @@ def test_a_linear_alone_is_the_identity_chain_not_the_headline(tmp_path):
      ["x = torch.relu(self.fc(x))", "x = torch.mm(x, self.w2)  # here"], "mm (a second GEMM: a model"),
     ([], ["x = torch.relu(x)  # here", "x = self.fc(x)"], "relu (the layer must start with a Linear of its input"),
     ([], ["x = self.fc(x)", "x = F.gelu(x, approximate='erf')  # here"], "gelu (GELU with approximate='erf'"),
+    (["self.pool = nn.MaxPool1d(2)"], ["x = self.fc(x)", "x = self.pool(x.unsqueeze(1))  # here", "x = x.squeeze(1)"],
+     "unsqueeze (a pool over the features (MaxPool1d on x.unsqueeze(1)"),
+    ([], ["x = self.fc(x)", "x = F.avg_pool1d(x.unsqueeze(1), 4, 2)  # here", "x = x.squeeze(1)"],
+     "unsqueeze (a pool over the features (F.avg_pool1d on x.unsqueeze(1)"),
 ])
 def test_refusals_of_what_the_stages_cannot_be(tmp_path, init, body, words):
     path = _model_file(tmp_path, init, body + ["return " + body[-1].split(" = ")[0]])

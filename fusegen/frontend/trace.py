@@ -315,6 +315,18 @@ class _Reader:
             self.refuse(node, f"{what} must be a constant number, got {value!r}")
         return float(value)
 
+    def pool_after(self, node):
+        """The pool that reads this unsqueeze's result, in words, or "" (the spelling of a pool over the features)."""
+        for user in node.users:
+            if user.op == "call_module" and isinstance(self.modules.get(user.target),
+                                                       (nn.MaxPool1d, nn.AvgPool1d, nn.AdaptiveAvgPool1d,
+                                                        nn.AdaptiveMaxPool1d, nn.LPPool1d)):
+                return type(self.modules[user.target]).__name__
+            if user.op == "call_function" and user.target in (F.max_pool1d, F.avg_pool1d, F.adaptive_avg_pool1d,
+                                                              F.adaptive_max_pool1d, F.lp_pool1d):
+                return f"F.{user.target.__name__}"
+        return ""
+
     def module_stage(self, node):
         m = self.modules[node.target]
         if len(node.args) != 1 or node.kwargs:
@@ -349,6 +361,11 @@ class _Reader:
     def function_stage(self, node):
         fn = node.target if node.op == "call_function" else None
         method = _method(node)
+        if method == "unsqueeze" or fn is torch.unsqueeze:
+            pool = self.pool_after(node)
+            if pool:
+                self.refuse(node, f"a pool over the features ({pool} on x.unsqueeze(1), then .squeeze(1)): not "
+                                  "generated yet; pools over the batch or other dims are not either")
         if fn in _RELU or method == "relu":
             self.unary_input(node)
             return Stage("relu")
