@@ -33,7 +33,7 @@ TAIL_EXCLUDED = ("channel", "residual", "row_combine", "identity")
 def find_row_sum(spec: Spec):
     """The chain's reduction index if `spec` fits the rewrite, else None: a layer without autocast (its tensors
     of any element type: the sums are double whatever they hold), a row sum or mean whose head is affine per
-    channel (each parameter once, none a scalar one) and whose tail is element-wise on its row value."""
+    channel (each parameter once; per-channel or scalar ones) and whose tail is element-wise on its row value."""
     if spec.autocast or not spec.stages:
         return None
     chain = spec.chain
@@ -44,7 +44,7 @@ def find_row_sum(spec: Spec):
     for s in head:
         if s.kind not in HEAD_KINDS:
             return None
-        if s.kind == "channel" and (s.param("op") not in HEAD_CHANNEL_OPS or s.param("scalar")):
+        if s.kind == "channel" and s.param("op") not in HEAD_CHANNEL_OPS:
             return None
     params = [s.param("param") for s in head if s.kind == "channel"]
     if len(set(params)) != len(params):
@@ -85,12 +85,16 @@ class RowSumPlan:
     arch_flags = ()
     column_norm = -1
     norm_affine = False
-    scalar_chan_slots = ()
 
     @property
     def precision(self) -> str:
         """How it multiplies: in double whatever the spec's precision asked of a GEMM (there is none)."""
         return "fp64"
+
+    @property
+    def scalar_chan_slots(self) -> tuple:
+        """The per-channel slots a scalar parameter fills (read at index 0; its gradient the sum of its shares)."""
+        return tuple(k for k, (i, _) in enumerate(self.chan_slots) if self.spec.chain[i].param("scalar"))
 
     @property
     def head(self) -> tuple:
