@@ -86,8 +86,8 @@ def test_the_module_and_its_explanation_say_which_rewrite_fired(name, tmp_path):
     assert "## Rewrites that fired" in explanation and "GEMV" in explanation
     module = import_file(path)
     assert module.REWRITE == p.rewrites[0] and module.MAINLOOP == "row_sum_gemv"
-    # a scalar parameter's gradient has its one value (the fake shapes torch.compile traces with say so too)
-    assert [t for t in ("new_empty(1)",) if p.scalar_chan_slots and t not in path.read_text()] == []
+    if p.scalar_chan_slots:  # its gradient has its one value (the fake shapes torch.compile traces with too)
+        assert "weight.new_empty(1)" in path.read_text()
     assert "Plan: rewrite: row" in module.__doc__
     # no torch compute in the module: its kernels only (the rule every generated module keeps)
     source = path.read_text()
