@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Issue 16 part 7 (the row-sum rewrite, plan/row_sum.py) on the GPU: one device call of under 10 minutes (kind
-# nvidia-h200); logs under $OUT, a short table last.
-#   - tests/test_gpu_row_sum.py: each rewrite file forward and every gradient against fp64 at its own size and
-#     scaled to real use, the cached weight reduction following the weights, torch.compile
-#   - tests/test_gpu_layers.py -k rowsum: the MLP whose last layer is a row sum (a composite with a rewrite layer)
-#   - the example's speed at 1024 x 8192 -> 8192 against eager and torch.compile (issue 16's target: >= 50x eager
-#     forward, the weight reduction cached)
-#   device: PYTHONPATH=. bash benchmarks/verify_issue16_rowsum.sh
+# Branch issue16-rowsum on the GPU (issue 16 part 7: the row-sum rewrite, plan/row_sum.py, and the chain folds,
+# plan/algebra.py): two device calls of under 10 minutes each (kind nvidia-h200); logs under $OUT, a table last.
+#   STEP=1  tests/test_gpu_row_sum.py (each rewrite file's forward and every gradient against fp64 at its own size
+#           and scaled to real use, in bf16 / fp16 against the 16-bit reference, the cached weight reduction
+#           following the weights, torch.compile) and the example's speed at 1024 x 8192 -> 8192 against eager and
+#           torch.compile (issue 16's target: >= 50x eager forward, the weight reduction cached)
+#   STEP=2  the folds and the rewrite where the GEMM suites reach them: tests/models/fold_scales.py on both engines,
+#           the random chains (fp32 and per dtype, which draw folded chains and row sums), the MLP whose last layer
+#           is a row sum
+#   device: STEP=1 PYTHONPATH=. bash benchmarks/verify_issue16_rowsum.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/fusegen-out}
 mkdir -p "$OUT"
@@ -21,9 +23,17 @@ run() {  # name, seconds, command...
     "$(grep -E '[0-9]+ (passed|failed)' "$OUT/$name.txt" | tail -n 1)" >> "$OUT/table.txt"
 }
 : > "$OUT/table.txt"
-run rowsum 240 python3 -m pytest -m gpu tests/test_gpu_row_sum.py -v -p no:cacheprovider -rfE --durations=5
-run layers 150 python3 -m pytest -m gpu tests/test_gpu_layers.py -v -p no:cacheprovider -rfE -k "rowsum and fp64"
-run bench 150 python3 -m fusegen from-model examples/rowsum_matmul_div_sum_scale_8192.py --out "$OUT/generated" \
-  --bench --reps 50
-tail -n 8 "$OUT/bench.txt"
+case "${STEP:-1}" in
+  1)
+    run rowsum 330 python3 -m pytest -m gpu tests/test_gpu_row_sum.py -v -p no:cacheprovider -rfE --durations=5
+    run bench 200 python3 -m fusegen from-model examples/rowsum_matmul_div_sum_scale_8192.py --out "$OUT/generated" \
+      --bench --reps 50
+    tail -n 8 "$OUT/bench.txt" ;;
+  2)
+    run folds 200 python3 -m pytest -m gpu tests/test_gpu_chains.py -v -p no:cacheprovider -rfE -k "fold_scales"
+    run random 240 python3 -m pytest -m gpu tests/test_gpu_chains.py tests/test_gpu_dtypes.py -v -p no:cacheprovider \
+      -rfE --durations=5 -k "random_chains"
+    run layers 120 python3 -m pytest -m gpu tests/test_gpu_layers.py -v -p no:cacheprovider -rfE -k "rowsum and fp64" ;;
+  *) echo "STEP must be 1 or 2, got $STEP" >&2; exit 2 ;;
+esac
 cat "$OUT/table.txt"
