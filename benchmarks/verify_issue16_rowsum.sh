@@ -25,11 +25,11 @@ run() {  # name, seconds, command...
 : > "$OUT/table.txt"
 case "${STEP:-1}" in
   1)
-    run rowsum 330 python3 -m pytest -m gpu tests/test_gpu_row_sum.py -v -p no:cacheprovider -rfE --durations=5
-    run bench 200 python3 -m fusegen from-model examples/rowsum_matmul_div_sum_scale_8192.py --out "$OUT/generated" \
+    run rowsum 300 python3 -m pytest -m gpu tests/test_gpu_row_sum.py -v -p no:cacheprovider -rfE --durations=5
+    run bench 150 python3 -m fusegen from-model examples/rowsum_matmul_div_sum_scale_8192.py --out "$OUT/generated" \
       --bench --reps 50
     tail -n 8 "$OUT/bench.txt"
-    run phases 120 python3 benchmarks/row_sum_speed.py
+    run phases 90 python3 benchmarks/row_sum_speed.py
     cat "$OUT/phases.txt" ;;
   2)
     run folds 200 python3 -m pytest -m gpu tests/test_gpu_chains.py -v -p no:cacheprovider -rfE -k "fold_scales"
