@@ -73,6 +73,9 @@ class Spec:
     # The layer as it runs under torch.autocast("cuda", dtype=<this>) ("": without autocast): float32 tensors, the
     # Linear on 16-bit operands of this type, each later op in the type autocast gives it (the ops' `autocast`).
     autocast: str = dataclasses.field(default="", repr=False)
+    # Rewrites that removed stages, in words (the front end's identities, plan/algebra.py's folds): the plan and
+    # the module's explanation name them. (Out of the repr and comparisons: the chain says what runs.)
+    folds: tuple = dataclasses.field(default=(), repr=False, compare=False)
 
     @property
     def operand(self) -> str:

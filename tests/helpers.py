@@ -64,7 +64,9 @@ from fusegen.tools.accuracy import (NAMES, TF32_REL_ERR, TF32_ROUNDOFF_RATIO, co
 def engine_ran(module, batch, input_size) -> str:
     """The engine (and split-K slices) a generated module's forward GEMM runs a (batch, input_size) call on, as
     its launchers choose it (schedule(), by the sizes and the GPU's SM count; wgmma's copies need 16-byte rows of
-    the weight: input a multiple of 4)."""
+    the weight: input a multiple of 4). A rewritten layer's module names its own engine (no GEMM to schedule)."""
+    if not hasattr(module, "GROUP_STRATEGY"):
+        return module.MAINLOOP
     kernels = module._kernels(torch.device("cuda", torch.cuda.current_device()))
     engine, split, _ = kernels.schedule(batch, module.HIDDEN_SIZE, input_size, input_size % 4 == 0, "forward")
     return engine + (f" split-K {split}" if split > 1 else "")
@@ -128,3 +130,18 @@ def scaled_copy(path, out_dir):
     out = out_dir / path.name
     out.write_text(text)
     return out
+
+
+def assert_compiled_matches_eager(model, x):
+    """torch.compile(model, fullgraph=True) gives bitwise the output and the gradients (input and every
+    parameter) of the eager call: the custom operators traced, no graph break."""
+    compiled = torch.compile(model, fullgraph=True)
+    results = []
+    for run in (model, compiled):
+        model.zero_grad(set_to_none=True)
+        xin = x.clone().requires_grad_()
+        out = run(xin)
+        out.backward(torch.ones_like(out))
+        results.append([out.detach(), xin.grad] + [p.grad for p in model.parameters()])
+    for a, b in zip(*results):
+        assert torch.equal(a, b)

@@ -49,11 +49,12 @@ def check_model_file(model_file, module, batch, seed, dist, label):
     report, problems = compare_models(module.ModelNew, model_file.Model, model_file.get_init_inputs(),
                                       (batch,) + shape[1:], seed, dist=dist)
     engine = engine_ran(module, batch, shape[-1])
-    print(f"\n{label} [{engine}, {module.GROUP_STRATEGY}, batch {batch}, {dist}]: " + ", ".join(
+    strategy = getattr(module, "GROUP_STRATEGY", "rewrite")  # (the row-sum rewrite's module has none)
+    print(f"\n{label} [{engine}, {strategy}, batch {batch}, {dist}]: " + ", ".join(
         f"{k} {v[0]:.2g}/{v[1]:.2g}" for k, v in report.items() if isinstance(v, tuple) and k != "kink_flips")
         + f"; kink flips {report.get('kink_flips')} of {report.get('kink_candidates')}")
-    log_accuracy(report, chain=label, engine=engine, strategy=module.GROUP_STRATEGY, batch=batch, seed=seed,
-                 dist=dist, precision=module.PRECISION)
+    log_accuracy(report, chain=label, engine=engine, strategy=strategy, batch=batch, seed=seed, dist=dist,
+                 precision=getattr(module, "PRECISION", "fp64"))
     return problems
 
 

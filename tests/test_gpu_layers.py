@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 import torch
 
-from helpers import REPO, gpu_available, import_file, log_accuracy, prebuild, scaled_copy, selected_params
+from helpers import (REPO, assert_compiled_matches_eager, gpu_available, import_file, log_accuracy, prebuild,
+                     scaled_copy, selected_params)
 
 import fusegen
 from fusegen.codegen import write_layers
@@ -66,7 +67,7 @@ def test_layers_forward_and_gradients_match_fp64(name, arch, built):
 def test_layers_in_16_bits_match_the_reference_in_their_dtype(dtype, tmp_path):
     """Each layers file scaled to the tensor-core engines, as a 16-bit composite (one 16-bit layer a GEMM), against
     the reference in the same dtype and fp64 (test_gpu_dtypes' bar)."""
-    from test_gpu_dtypes import check_against_reference
+    from test_gpu_dtypes import check_files_against_reference
 
     cases = []
     for name in LAYER_FILES:
@@ -75,18 +76,7 @@ def test_layers_in_16_bits_match_the_reference_in_their_dtype(dtype, tmp_path):
                  for s in model_specs(f)[0]]
         first = plans[0].spec.interface
         cases.append((f, write_layers(plans, tmp_path / "generated"), (first.weight, first.weight_in_out)))
-    prebuild([path for _, path, _ in cases])
-    dt = getattr(torch, dtype)
-    for k, (f, path, first_weight) in enumerate(cases):
-        model_file, module = load_model_file(f), import_file(path, poison=True)
-        init = model_file.get_init_inputs()
-        torch.manual_seed(k)
-        ref = model_file.Model(*init).cuda().to(dt)
-        torch.manual_seed(k)
-        new = module.ModelNew(*init).cuda().to(dt)
-        shape = tuple(model_file.get_inputs()[0].shape)
-        check_against_reference(new, ref, shape[0], shape[1], ("uniform", "normal")[k % 2], dt, f"{f.name} ({dtype})",
-                                first_weight=first_weight)
+    check_files_against_reference(cases, dtype)
 
 
 def test_layers_run_inside_torch_compile(tmp_path):
@@ -100,14 +90,5 @@ def test_layers_run_inside_torch_compile(tmp_path):
     model_file, module = load_model_file(f), import_file(path)
     torch.manual_seed(0)
     model = module.ModelNew(*model_file.get_init_inputs()).cuda()
-    compiled = torch.compile(model, fullgraph=True)
     x = torch.randn(33, 24, device="cuda")
-    results = []
-    for run in (model, compiled):
-        model.zero_grad(set_to_none=True)
-        xin = x.clone().requires_grad_()
-        out = run(xin)
-        out.backward(torch.ones_like(out))
-        results.append([out.detach(), xin.grad] + [p.grad for p in model.parameters()])
-    for a, b in zip(*results):
-        assert torch.equal(a, b)
+    assert_compiled_matches_eager(model, x)

@@ -20,6 +20,8 @@ LAYERS = {
                            (48, 48, "fc2.weight", "fc2.bias", False, ["identity"])],
     "layers_mlp_gn.py": [(40, 192, "up.0.weight", "up.0.bias", False, ["gelu"]),
                          (192, 96, "down.weight", "down.bias", False, ["group_norm", "leaky_relu", "scalar"])],
+    "layers_mlp_rowsum.py": [(20, 28, "fc1.weight", "fc1.bias", False, ["relu"]),
+                             (28, 28, "fc2.weight", "fc2.bias", False, ["scalar", "row_reduce"])],
     "layers_three_gemms.py": [(24, 36, "w1", None, True, ["tanh"]), (36, 36, "w2", "b2", False, ["sigmoid", "channel"]),
                               (36, 36, "w3", None, False, ["softmax"])],
 }

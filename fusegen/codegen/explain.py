@@ -5,8 +5,8 @@ import json
 import pathlib
 import textwrap
 
-from ..ops import chain_title
-from ..plan import COLS, FRAGMENT, NO_NORM, ROWS, TILE_LOCAL, TWO_STAGE, Plan
+from ..ops import chain_title, op
+from ..plan import COLS, FRAGMENT, NO_NORM, ROWS, TILE_LOCAL, TWO_STAGE, Plan, RowSumPlan
 from ..spec import FP32, TF32, TF32X3
 
 RESULTS_DIR = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "results"
@@ -118,6 +118,8 @@ def roofline(plan: Plan, gpu: str, batch: int = 1024):
 
 def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
     """Markdown explanation of plan (gpu: the GPU to model; default the one the plan was tuned on)."""
+    if isinstance(plan, RowSumPlan):
+        return _explain_row_sum(plan, batch)
     s = plan.spec
     gpu = gpu or plan.tuned_for
     promote = plan.promote_every_k or "(never)"
@@ -147,6 +149,8 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
             f"for dz{' (two with the GroupNorm)' if plan.gn_index >= 0 and not plan.gn_backward_one_pass else ''} "
             "and the parameter column sums, then "
             "the two GEMMs.")
+    if plan.rewrites:
+        lines += ["", "## Rewrites that fired"] + [f"- {w}" for w in plan.rewrites]
     lines += [
         "",
         "## How",
@@ -229,6 +233,43 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         "- Compile time: the first forward builds the kernels with nvcc (20-60 s), cached in FUSEGEN_CACHE_DIR "
         "(default ~/.cache/fusegen) for later processes.",
         "",
+    ]
+    return "\n".join(_wrap(line) for line in lines)
+
+
+def _explain_row_sum(plan: RowSumPlan, batch: int) -> str:
+    """The row-sum rewrite's explanation: what fired, how it computes, what it costs."""
+    s = plan.spec
+    weight_mb = 4 * s.input_size * s.hidden_size / 1e6
+    lines = [
+        f"# {plan.module_name}: {_layer_title(plan)}, rewritten", "", "## What it replaces",
+        f"The layer of {s.interface.source}: a Linear ({s.input_size} -> {s.hidden_size}"
+        f"{', with bias' if s.bias else ', no bias'}) whose chain {'averages' if plan.mean else 'sums'} each row "
+        "right after stages affine per channel. PyTorch runs the GEMM "
+        f"({2 * batch * s.input_size * s.hidden_size / 1e9:.1f} GFLOP at batch {batch}) and then reduces what it "
+        "wrote.", "", "## Rewrites that fired",
+        f"- {plan.rewrites[0]}: sum_j (alpha_j (x . W_j) + beta_j) = x . (sum_j alpha_j W_j) + sum_j beta_j, "
+        "alpha_j and beta_j the head's affine map of channel j (" +
+        (", ".join(op(st.kind).title_of(spec_st) for st, spec_st in zip(plan.head, s.chain)) or "none") +
+        ", with the Linear's bias).", *[f"- {w}" for w in plan.rewrites[1:]],
+        "", "## How",
+        f"- Once per weight update (the parameters' version counters key a cache): one pass over W "
+        f"({weight_mb:.0f} MB) for w_eff, in double, in a fixed order.",
+        f"- Each call: a block a row reads x once ({4 * batch * s.input_size / 1e6:.0f} MB at batch {batch}), "
+        "its dot product with w_eff in double" + (", divided by the width (the mean)" if plan.mean else "") +
+        ", then the tail (" + (", ".join(op(s.chain[st.index].kind).title_of(s.chain[st.index])
+                                         for st in plan.tail) or "nothing") + ") in fp32.",
+        "- Backward: the row value's gradient gz through the tail; dx = gz (x) w_eff; x^T gz in double; dW = "
+        "alpha (x) x^T gz (dense, as the reference's); the bias's and the head parameters' gradients through the "
+        "head in reverse" + (f" (a parameter scales: one more pass over W, {weight_mb:.0f} MB)"
+                             if plan.head_scales_by_param else "") + ".",
+        "- Sums in double: the value is nearer fp64 than the reference's fp32 GEMM and fp32 row sum.", "",
+        "## Trade-offs and limits",
+        f"- {plan.element.name} tensors, without autocast (the sums in double, each result rounded to "
+        f"{plan.element.name} once); any CUDA GPU{' of sm_80 or newer' if plan.element.short else ''} (fp64 FFMA, "
+        "memory-bound).",
+        f"- Input: {plan.element.name} CUDA (batch, {s.input_size}), any strides.",
+        "- Compile time: the first forward builds the kernels with nvcc, cached in FUSEGEN_CACHE_DIR.", "",
     ]
     return "\n".join(_wrap(line) for line in lines)
 

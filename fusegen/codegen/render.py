@@ -8,7 +8,7 @@ import jinja2
 
 from ..dtypes import FLOAT32
 from ..ops import chain_title, op
-from ..plan import Plan, plan as make_plan
+from ..plan import Plan, RowSumPlan, plan as make_plan
 from ..spec import Spec
 from .explain import explain
 
@@ -28,15 +28,22 @@ def _environment() -> jinja2.Environment:
 
 
 def _as_plan(spec_or_plan) -> Plan:
-    return spec_or_plan if isinstance(spec_or_plan, Plan) else make_plan(spec_or_plan)
+    return spec_or_plan if isinstance(spec_or_plan, (Plan, RowSumPlan)) else make_plan(spec_or_plan)
 
 
 def render_cuda(spec_or_plan) -> str:
-    return _environment().get_template("kernels.cu.j2").render(plan=_as_plan(spec_or_plan))
+    p = _as_plan(spec_or_plan)
+    return _environment().get_template(_templates(p) + "kernels.cu.j2").render(plan=p)
 
 
 def render_binding(spec_or_plan) -> str:
-    return _environment().get_template("binding.cpp.j2").render(plan=_as_plan(spec_or_plan))
+    p = _as_plan(spec_or_plan)
+    return _environment().get_template(_templates(p) + "binding.cpp.j2").render(plan=p)
+
+
+def _templates(p) -> str:
+    """The folder of a plan's kernel and binding templates: the GEMM's at the top, the rewrite's in row_sum/."""
+    return "row_sum/" if isinstance(p, RowSumPlan) else ""
 
 
 def _py_literal(source: str) -> str:
@@ -57,11 +64,23 @@ PRECISION_LINE = {"3xtf32": "tensor cores, fp32-accurate: each operand split int
 def render(spec_or_plan) -> str:
     """Source of the generated Python module for a Spec (planned with defaults) or a Plan."""
     p = _as_plan(spec_or_plan)
+    if isinstance(p, RowSumPlan):
+        return _render_row_sum(p)
     return _environment().get_template("module.py.j2").render(
         plan=p, spec=p.spec, layer=layer(p), render_command=render_command(p), render_command_literal=repr(render_command(p)),
         explanation=_docstring_safe(explain(p)), precision_words=PRECISION_LINE[p.precision],
         cuda_source=_py_literal(render_cuda(p)), cpp_source=_py_literal(render_binding(p)),
         cuda_flags=list(CUDA_FLAGS) + list(p.arch_flags), cxx_flags=list(CXX_FLAGS), jit_runtime=JIT_RUNTIME.read_text())
+
+
+def _render_row_sum(p: RowSumPlan) -> str:
+    """The row-sum rewrite's module (templates/row_sum/): its own kernels, binding and module."""
+    env = _environment()
+    return env.get_template("row_sum/module.py.j2").render(
+        plan=p, spec=p.spec, layer=layer(p), render_command=render_command(p),
+        render_command_literal=repr(render_command(p)), explanation=_docstring_safe(explain(p)),
+        cuda_source=_py_literal(render_cuda(p)), cpp_source=_py_literal(render_binding(p)), cuda_flags=list(CUDA_FLAGS),
+        cxx_flags=list(CXX_FLAGS), jit_runtime=JIT_RUNTIME.read_text())
 
 
 def _attr_expr(qualname: str) -> str:

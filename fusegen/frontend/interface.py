@@ -63,7 +63,8 @@ def _general_spec(path, chain, precision):
                              "group statistics; residuals on one side of it are")
     return Spec(input_size=chain.input_size, hidden_size=chain.hidden_size,
                 num_groups=gn.param("num_groups") if gn else 1, eps=gn.param("eps") if gn else Spec.eps,
-                stages=chain.stages, bias=chain.bias, interface=model_interface(path, chain), **extra)
+                stages=chain.stages, bias=chain.bias, interface=model_interface(path, chain), folds=chain.folds,
+                **extra)
 
 
 def model_interface(path, chain) -> ModelInterface:

@@ -55,6 +55,7 @@ class Chain:
     # bar probes kinked stages and the GEMM's rounding there
     value_nodes: tuple = dataclasses.field(default=(), compare=False, repr=False)
     where: str = dataclasses.field(default="", compare=False, repr=False)  # file:line of the GEMM
+    folds: tuple = dataclasses.field(default=(), compare=False, repr=False)  # identities dropped, in words
 
     def __post_init__(self):
         if self.bias != (self.bias_name is not None):
@@ -193,6 +194,7 @@ class _Reader:
         self.used_rows = set()  # row values a row_combine has read (each is read once)
         # nodes holding a chain value with no gradient to it: x.detach(), a copy made under torch.no_grad()
         self.detached = set()
+        self.folds = []  # what was read as an identity and dropped, in words (Chain.folds)
 
     def refuse(self, node, why=None):
         _refuse(node, self.modules, self.path, why)
@@ -206,7 +208,7 @@ class _Reader:
             ((Stage("identity", where=where),), [gemm, gemm])
         return Chain(input_size=int(input_size), hidden_size=int(hidden), bias=bias is not None, stages=stages,
                      source=str(self.path), weight=weight, bias_name=bias, weight_in_out=weight_in_out,
-                     value_nodes=tuple(n.name for n in values), where=where)
+                     value_nodes=tuple(n.name for n in values), where=where, folds=tuple(self.folds))
 
     @property
     def current(self):
@@ -490,6 +492,7 @@ class _Reader:
         if not keepdim:  # the (batch, 1) value becomes (batch,): the layer's output shape
             self.stages[reduce_at] = dataclasses.replace(
                 self.stages[reduce_at], params=(("how", self.stages[reduce_at].param("how")), ("keepdim", False)))
+        self.folds.append(f"{how} over the size-1 dim of a row value -> an identity ({_where(node, self.path)})")
         return "identity"  # over one value: the value itself, its gradient passed through
 
     def gelu(self, node, approximate):

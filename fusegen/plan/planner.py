@@ -9,6 +9,8 @@ from ..ops import FULL, op
 from ..spec import TF32, TF32X3, Spec, SpecError
 from .engines import ENGINES, WGMMA_ARCH, WGMMA_GENCODE, GemmTile, MmaTile, WgmmaTile
 from .epilogue import _next_pow2, _row_tail, autocast_values, plan_chain, row_team
+from .algebra import fold
+from .row_sum import find_row_sum, plan_row_sum
 from .tuning import lookup
 
 # GroupNorm strategies, cheapest first.
@@ -253,6 +255,11 @@ class Plan:
         return "_".join(["lin"] + [op(s.kind).short for s in self.spec.chain])
 
     @property
+    def rewrites(self) -> tuple:
+        """The rewrites that removed stages, in words (Spec.folds)."""
+        return self.spec.folds
+
+    @property
     def precision(self) -> str:
         """How the GEMMs multiply: the spec's precision for fp32 operands, else the element type's own word."""
         return self.spec.arithmetic
@@ -273,8 +280,9 @@ class Plan:
         tuned = f", tuned on {self.tuned_for}" if self.tuned_for else ""
         chain = "" if self.is_headline_chain else f"chain {' -> '.join(s.kind for s in self.spec.chain)}; "
         width = "" if self.group_strategy in (NO_NORM, ROWS, COLS) else f"group width {self.group_width}: "
+        folded = f"; folded: {len(self.rewrites)} rewrite(s), see the explanation" if self.rewrites else ""
         return (f"{self.precision} {engine} GEMM, tile {self.tile.name} ({self.tile.threads} threads{tuned}); "
-                f"{chain}{width}{groups[self.group_strategy]}")
+                f"{chain}{width}{groups[self.group_strategy]}{folded}")
 
     @property
     def scalar_chan_slots(self) -> tuple:
@@ -342,7 +350,7 @@ class Plan:
 
 
 def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile, WgmmaTile] = None, gpu: str = None,
-         arch: tuple = None, batch: int = None, group_strategy: str = None) -> Plan:
+         arch: tuple = None, batch: int = None, group_strategy: str = None, rewrite: bool = True):
     """Choose how to compute `spec`.
 
     fixed_sizes bakes input/hidden into the kernels (lets the compiler drop bounds checks); test suites turn it
@@ -352,11 +360,20 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     entry for `batch`, else the largest batch tuned), and else `arch` (the GPU's compute capability) decides:
     wgmma on sm_90, mma.sync elsewhere. `group_strategy` forces a GroupNorm strategy (FRAGMENT, TILE_LOCAL,
     TWO_STAGE) where it can hold the groups, for benchmarks comparing them.
+
+    The chain is folded first (plan/algebra.py: x + x and scales merged into one multiply). A chain that sums or
+    averages each row right after the GEMM through per-channel affine stages gets a RowSumPlan instead
+    (plan/row_sum.py: a GEMV with the weight pre-reduced), unless a tile or group strategy is asked for (those
+    choose the GEMM's engine). rewrite=False plans the chain as written.
     """
     from .. import __version__
 
     if not isinstance(spec, Spec):
         raise TypeError(f"plan() takes a fusegen.Spec, got {type(spec).__name__}")
+    spec = fold(spec) if rewrite else spec
+    at = find_row_sum(spec) if rewrite and tile is None and group_strategy is None else None
+    if at is not None:
+        return plan_row_sum(spec, at, fixed_sizes, __version__)
     # Groups of fewer than 8 channels often have a variance near 0, where y amplifies z's rounding by up to
     # 1/sqrt(eps) and single elements can only match the fp32 reference if z is as exact as its own. 3xTF32's
     # products carry ~2^-23 relative error (the small parts' rounding) where an FFMA's are exact: measured, a
