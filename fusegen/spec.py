@@ -6,6 +6,7 @@ import math
 
 from .dtypes import AUTOCAST_TYPES, ELEMENTS, FLOAT32, dtype as element_type
 from .ops import COLUMN, FULL, ROW, ROW_VALUE, op
+from .ops.pool import pooled_width
 
 
 # How the GEMMs multiply (see the README's precision table):
@@ -95,10 +96,17 @@ class Spec:
                 raise SpecError(f"{field} must be an int, got {value!r} ({type(value).__name__})")
             if value <= 0:
                 raise SpecError(f"{field} must be a positive int, got {value}")
-        if self.hidden_size % self.num_groups:
+        pools = [i for i, s in enumerate(self.stages) if s.kind == "avg_pool"]
+        if pools and pools != [0]:
+            raise SpecError(f"stage {pools[-1]} (AvgPool1d): a pool over the features is generated right after the "
+                            "Linear, once (its weight pooled alike); after other stages it is not yet")
+        if pools and self.features < 1:
+            raise SpecError(f"{op('avg_pool').title_of(self.stages[0])} makes no window of {self.hidden_size} "
+                            "features")
+        if self.features % self.num_groups:
             raise SpecError(
-                f"hidden_size ({self.hidden_size}) must be divisible by num_groups ({self.num_groups}); "
-                f"divisors near it: {_near_divisors(self.hidden_size, self.num_groups)}")
+                f"hidden_size ({self.features}) must be divisible by num_groups ({self.num_groups}); "
+                f"divisors near it: {_near_divisors(self.features, self.num_groups)}")
         for field in ("eps", "negative_slope"):
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -186,7 +194,15 @@ class Spec:
     @property
     def group_width(self) -> int:
         """Channels in one group."""
-        return self.hidden_size // self.num_groups
+        return self.features // self.num_groups
+
+    @property
+    def features(self) -> int:
+        """The chain's width after the Linear: hidden_size, or what a pool right after it leaves of it."""
+        if self.stages and self.stages[0].kind == "avg_pool":
+            p = dict(self.stages[0].params)
+            return pooled_width(self.hidden_size, p["kernel_size"], p["stride"], p["padding"], p["ceil_mode"])
+        return self.hidden_size
 
 
 def _near_divisors(n, k):

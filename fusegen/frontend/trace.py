@@ -17,6 +17,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..ops import COLUMN, FULL, OPS, ROW_VALUE, op
+from ..ops.pool import pooled_width
 from ..spec import HEADLINE_KINDS, Spec, Stage
 
 # stage kind -> how it appears (for messages and the README table)
@@ -195,6 +196,9 @@ class _Reader:
         # nodes holding a chain value with no gradient to it: x.detach(), a copy made under torch.no_grad()
         self.detached = set()
         self.folds = []  # what was read as an identity and dropped, in words (Chain.folds)
+        # nodes holding the (batch, 1, hidden) view a pool over the features reads: x.unsqueeze(1) and the pool's
+        # result, until .squeeze(1)
+        self.unsqueezed = set()
 
     def refuse(self, node, why=None):
         _refuse(node, self.modules, self.path, why)
@@ -233,6 +237,8 @@ class _Reader:
                               "as the second operand of a residual add")
         if all(self.value[a] != self.current for a in data):
             self.refuse(node, f"a branch: it reads {data[0].name}, an earlier value, not the last stage's result")
+        if any(a in self.unsqueezed for a in data) and not self.reads_pool_view(node):
+            self.refuse(node, "an op on x.unsqueeze(1) other than a pool over the features and .squeeze(1)")
         stage = self.classify(node)
         if any(a in self.detached for a in data) and not (
                 isinstance(stage, Stage) and stage.kind == "residual" and stage.param("detached")):
@@ -315,6 +321,39 @@ class _Reader:
             self.refuse(node, f"{what} must be a constant number, got {value!r}")
         return float(value)
 
+    def reads_pool_view(self, node):
+        """node is a pool or .squeeze(1) of the (batch, 1, hidden) view."""
+        return (node.op == "call_module" and isinstance(self.modules.get(node.target), nn.AvgPool1d)) or \
+            (node.op == "call_function" and node.target in (F.avg_pool1d, torch.squeeze)) or _method(node) == "squeeze"
+
+    def view_dim(self, node, dim, what):
+        if dim not in (1, -2):
+            self.refuse(node, f"{what}(dim={dim!r}) around a pool over the features: the pool reads x.unsqueeze(1) "
+                              "and its result is .squeeze(1)")
+
+    def avg_pool(self, node, kernel_size, stride, padding, ceil_mode, count_include_pad):
+        """AvgPool1d over the features (the Linear's output viewed (batch, 1, hidden)), right after the Linear."""
+        if node.args[0] not in self.unsqueezed:
+            self.refuse(node, "a pool of a value that is not the chain's x.unsqueeze(1)")
+        if self.stages:
+            self.refuse(node, "a pool over the features after other stages: it is generated right after the Linear "
+                              "(its weight pooled alike), not yet elsewhere")
+        k, s, p = (v[0] if isinstance(v, (tuple, list)) and len(v) == 1 else v
+                   for v in (kernel_size, kernel_size if stride is None or stride == () or stride == [] else stride,
+                             padding))
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (k, s, p)) or k < 1 or s < 1 or p < 0:
+            self.refuse(node, f"AvgPool1d(kernel_size={kernel_size!r}, stride={stride!r}, padding={padding!r}): "
+                              "positive ints expected (padding >= 0)")
+        if p > k // 2:
+            self.refuse(node, f"AvgPool1d padding {p} over half its kernel_size {k} (torch refuses it too)")
+        width = pooled_width(self.hidden, k, s, p, bool(ceil_mode))
+        if width < 1:
+            self.refuse(node, f"AvgPool1d(kernel_size={k}) over {self.hidden} features makes no window")
+        self.hidden = width  # what the later stages see
+        self.unsqueezed.add(node)
+        return Stage("avg_pool", (("kernel_size", k), ("stride", s), ("padding", p), ("ceil_mode", bool(ceil_mode)),
+                                  ("count_include_pad", bool(count_include_pad))))
+
     def pool_after(self, node):
         """The pool that reads this unsqueeze's result, in words, or "" (the spelling of a pool over the features)."""
         for user in node.users:
@@ -332,6 +371,8 @@ class _Reader:
         if len(node.args) != 1 or node.kwargs:
             self.refuse(node, "a module stage takes the chain value alone")
         self.unary_input(node)
+        if isinstance(m, nn.AvgPool1d):
+            return self.avg_pool(node, m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad)
         if isinstance(m, nn.GroupNorm):
             if m.num_channels != self.hidden:
                 self.refuse(node, f"a GroupNorm over {m.num_channels} channels after a Linear with {self.hidden} "
@@ -363,9 +404,24 @@ class _Reader:
         method = _method(node)
         if method == "unsqueeze" or fn is torch.unsqueeze:
             pool = self.pool_after(node)
+            if pool in ("AvgPool1d", "F.avg_pool1d"):
+                self.unary_input(node)
+                self.view_dim(node, _arg(node, 1, "dim"), "unsqueeze")
+                self.unsqueezed.add(node)
+                return "identity"
             if pool:
                 self.refuse(node, f"a pool over the features ({pool} on x.unsqueeze(1), then .squeeze(1)): not "
-                                  "generated yet; pools over the batch or other dims are not either")
+                                  "generated yet (AvgPool1d / F.avg_pool1d right after the Linear is); pools over "
+                                  "the batch or other dims are not either")
+        if (method == "squeeze" or fn is torch.squeeze) and node.args and node.args[0] in self.unsqueezed:
+            if node.args[0] not in self.producers:
+                self.refuse(node, ".squeeze(1) of x.unsqueeze(1) with no pool between")
+            self.view_dim(node, _arg(node, 1, "dim"), "squeeze")
+            return "identity"
+        if fn is F.avg_pool1d:
+            return self.avg_pool(node, _arg(node, 1, "kernel_size"), _arg(node, 2, "stride"),
+                                 _arg(node, 3, "padding", 0), _arg(node, 4, "ceil_mode", False),
+                                 _arg(node, 5, "count_include_pad", True))
         if fn in _RELU or method == "relu":
             self.unary_input(node)
             return Stage("relu")
@@ -751,6 +807,9 @@ def trace_layers(model, path="<model>"):
     out = next(n for n in graph.nodes if n.op == "output")
     if not isinstance(out.args[0], torch.fx.Node) or reader.value.get(out.args[0]) != reader.current:
         raise ModelError(f"{path}: Model.forward must return the last stage's result")
+    if out.args[0] in reader.unsqueezed:
+        raise ModelError(f"{_where(out.args[0], path)}: Model.forward returns the pool's (batch, 1, features) view: "
+                         "fusegen generates it .squeeze(1)d")
     if out.args[0] in reader.detached:
         raise ModelError(f"{_where(out.args[0], path)}: Model.forward returns a detached value (no gradient reaches "
                          "the Linear): not generated")
@@ -772,6 +831,8 @@ def _next_linear(node, reader, model, modules, path):
                             "result")
     if inp in reader.detached:
         reader.refuse(node, "a GEMM of a detached value: the layers before it would get no gradient")
+    if inp in reader.unsqueezed:
+        reader.refuse(node, "a GEMM of the pool's (batch, 1, features) view: .squeeze(1) it first")
     if reader.shapes[-1] != FULL:
         reader.refuse(node, "a GEMM of a row value (one value a row): a Linear after the first reads the (batch, "
                             "hidden) result of the chain before it")

@@ -6,6 +6,8 @@ the accuracy bar read it instead of keeping tables of their own. An op's device 
   to one value a row) and backward (`bwd`, with `bwd_add`: the row sums its backward needs);
 - a reduction over the batch (a column of the output): `templates/ops/column_<kind>.cuh.j2`, a struct with what
   a column keeps (`Col`), the forward (`fwd`) and backward (`bwd`, with `bwd_add`: the column sums it needs);
+- a pool over the features (AvgPool1d): the Linear's weight pooled (ops/pool.py,
+  `templates/ops/pool_avg_weight.cuh.j2`);
 - the GroupNorm: its fused epilogues per strategy and its backward kernel (templates/epilogue); beside row
   reductions, one of the row kernels' reductions: `templates/ops/reduce_group_norm.cuh.j2` (per group: forward,
   `bwd_add` for the group sums its backward needs, `bwd`).
@@ -18,13 +20,15 @@ with ops/op.py; this package's face assembles the registry, OPS, in a fixed orde
 from .batch_norm import BATCH_NORM
 from .elementwise import ELEMENTWISE_OPS
 from .group_norm import GROUP_NORM
+from .pool import AVG_POOL
 from .op import COLUMN, ELEMENTWISE, FP32, FULL, GROUP, PROMOTES, ROW, ROW_VALUE, SAME, Op
 from .rows import LOG_SOFTMAX, REDUCTIONS, ROW_COMBINE, ROW_REDUCE, SOFTMAX
 
 __all__ = ["Op", "OPS", "op", "chain_title", "ELEMENTWISE", "GROUP", "ROW", "COLUMN", "FULL", "ROW_VALUE",
            "REDUCTIONS", "SAME", "FP32", "PROMOTES"]
 
-OPS = {o.kind: o for o in (GROUP_NORM, *ELEMENTWISE_OPS, SOFTMAX, LOG_SOFTMAX, ROW_REDUCE, BATCH_NORM, ROW_COMBINE)}
+OPS = {o.kind: o for o in (GROUP_NORM, *ELEMENTWISE_OPS, SOFTMAX, LOG_SOFTMAX, ROW_REDUCE, BATCH_NORM, ROW_COMBINE,
+                           AVG_POOL)}
 
 
 def op(kind: str) -> Op:

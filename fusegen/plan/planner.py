@@ -11,6 +11,7 @@ from .engines import ENGINES, WGMMA_ARCH, WGMMA_GENCODE, GemmTile, MmaTile, Wgmm
 from .epilogue import _next_pow2, _row_tail, autocast_values, plan_chain, row_team
 from .algebra import fold
 from .row_sum import find_row_sum, plan_row_sum
+from .weight_pool import WeightPool, split_weight_pool
 from .tuning import lookup
 
 # GroupNorm strategies, cheapest first.
@@ -103,6 +104,9 @@ class Plan:
     # autocast module's name says so)
     operand: DType = dataclasses.field(default=FLOAT32, repr=False)
     output: DType = dataclasses.field(default=FLOAT32, repr=False)
+    # An average pool right after the Linear, run as the Linear with its weight and bias pooled alike
+    # (plan/weight_pool.py); `spec` is then the pooled Linear's and the stages after the pool. None: no pool.
+    weight_pool: Union[WeightPool, None] = None
 
     @property
     def converts(self) -> bool:
@@ -252,7 +256,8 @@ class Plan:
 
     @property
     def chain_name(self) -> str:
-        return "_".join(["lin"] + [op(s.kind).short for s in self.spec.chain])
+        pool = [op("avg_pool").short] if self.weight_pool else []
+        return "_".join(["lin"] + pool + [op(s.kind).short for s in self.spec.chain])
 
     @property
     def rewrites(self) -> tuple:
@@ -299,6 +304,7 @@ class Plan:
         chain = "" if self.is_headline_chain else \
             f"_{self.chain_name}_{hashlib.sha256(repr(self.chain_structure).encode()).hexdigest()[:6]}"
         autocast = "ac" if self.converts else ""  # (float32 tensors, 16-bit operands: their own kernels)
+        chain += "_apool" if self.weight_pool and self.is_headline_chain else ""  # (the pool's kernels)
         return (f"fg_{autocast}{self.precision}_{self.mainloop}_{self.tile.name}p{self.promote_every_k}_gw{self.group_width}"
                 f"_{strategy}{chain}{sizes}")
 
@@ -361,7 +367,8 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     wgmma on sm_90, mma.sync elsewhere. `group_strategy` forces a GroupNorm strategy (FRAGMENT, TILE_LOCAL,
     TWO_STAGE) where it can hold the groups, for benchmarks comparing them.
 
-    The chain is folded first (plan/algebra.py: x + x and scales merged into one multiply). A chain that sums or
+    The chain is folded first (plan/algebra.py: x + x and scales merged into one multiply). An average pool
+    right after the Linear makes the Linear's weight and bias pooled alike (plan/weight_pool.py). A chain that sums or
     averages each row right after the GEMM through per-channel affine stages gets a RowSumPlan instead
     (plan/row_sum.py: a GEMV with the weight pre-reduced), unless a tile or group strategy is asked for (those
     choose the GEMM's engine). rewrite=False plans the chain as written.
@@ -371,7 +378,9 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     if not isinstance(spec, Spec):
         raise TypeError(f"plan() takes a fusegen.Spec, got {type(spec).__name__}")
     spec = fold(spec) if rewrite else spec
-    at = find_row_sum(spec) if rewrite and tile is None and group_strategy is None else None
+    # (not optional: an average pool over the features is generated only as the pooled Linear)
+    pool, spec = split_weight_pool(spec)
+    at = find_row_sum(spec) if rewrite and tile is None and group_strategy is None and pool is None else None
     if at is not None:
         return plan_row_sum(spec, at, fixed_sizes, __version__)
     # Groups of fewer than 8 channels often have a variance near 0, where y amplifies z's rounding by up to
@@ -485,4 +494,4 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
                 fixed_sizes=fixed_sizes, fusegen_version=__version__, stages=stages, gn_index=gn_index,
                 scalar_slots=scalar_slots, chan_slots=chan_slots, tuned_for=tuned_for,
                 element=element, compute=dtype(computes.pop()), statistics=statistics, operand=operand,
-                output=operand if autocast_values(spec)[-1] else element)
+                output=operand if autocast_values(spec)[-1] else element, weight_pool=pool)

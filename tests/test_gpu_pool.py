@@ -1,0 +1,112 @@
+"""Pools over the features on the GPU (ops/pool.py, plan/weight_pool.py): each pool model file, its AvgPool1d run
+as the Linear with its weight pooled, forward and every gradient against an fp64 run of the file's Model (the bar
+of compare_models), at the file's own size and scaled up to real use, on the planned engine; the cached pooled
+weight follows the weights (an optimizer step, load_state_dict, an in-place write, fresh models); torch.compile
+traces it."""
+import pytest
+import torch
+
+from helpers import (REPO, assert_compiled_matches_eager, gpu_available, import_file, log_accuracy, prebuild,
+                     scaled_copy)
+
+import fusegen
+from fusegen.frontend import load_model_file, model_spec
+from fusegen.tools.accuracy import DISTRIBUTIONS, compare_models
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
+
+MODELS = REPO / "tests" / "models"
+FILES = sorted(p.name for p in MODELS.glob("pool_*.py"))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Each file's module at its own and at the scaled size, built in parallel."""
+    out = tmp_path_factory.mktemp("pool")
+    (out / "big").mkdir()
+    paths = {}
+    arch = torch.cuda.get_device_capability()
+    for name in FILES:
+        for size in ("small", "big"):
+            f = MODELS / name if size == "small" else scaled_copy(MODELS / name, out / "big")
+            p = fusegen.plan(model_spec(f)[0], fixed_sizes=False, arch=arch)
+            assert p.weight_pool is not None, f"{name}: the pool does not run on the weight"
+            paths[name, size] = (f, fusegen.write_module(p, out / size))
+    prebuild(sorted({p for _, p in paths.values()}))
+    return paths
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_pool_forward_and_gradients_match_fp64(name, built):
+    problems = []
+    for size in ("small", "big"):
+        f, path = built[name, size]
+        model_file, module = load_model_file(f), import_file(path)
+        assert module.POISON_OUTPUTS, "GPU tests run with NaN-poisoned outputs"
+        shape = tuple(model_file.get_inputs()[0].shape)
+        cases = ((0, shape[0]), (1, 1), (2, 2 * shape[0] + 1)) if size == "small" else ((3, shape[0]),)
+        for seed, batch in cases:
+            dist = DISTRIBUTIONS[(FILES.index(name) + seed) % len(DISTRIBUTIONS)]
+            report, found = compare_models(module.ModelNew, model_file.Model, model_file.get_init_inputs(),
+                                           (batch,) + shape[1:], seed, dist=dist)
+            print(f"\n{name} {size} [{module.MAINLOOP}, batch {batch}, {dist}]: " + ", ".join(
+                f"{k} {v[0]:.2g}/{v[1]:.2g}" for k, v in report.items() if isinstance(v, tuple) and k != "kink_flips"))
+            log_accuracy(report, chain=f"{name} {size} (pooled weight)", engine=module.MAINLOOP, batch=batch,
+                         seed=seed, dist=dist)
+            problems += [f"{size}, batch {batch}: {p}" for p in found]
+    assert not problems, f"{name}: " + "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", ["pool_avg_relu_residual.py", "pool_avg_padded_gn.py"])
+def test_the_cached_pooled_weight_follows_the_weights(name, built):
+    """Inference (no gradient recorded) reads the cached pooled weight: an optimizer step, a load_state_dict and
+    a no_grad write each change the output as the reference's, and fresh models never get an older one's."""
+    f, path = built[name, "small"]
+    model_file, module = load_model_file(f), import_file(path)
+    init = model_file.get_init_inputs()
+    torch.manual_seed(0)
+    ref = model_file.Model(*init).cuda()
+    torch.manual_seed(0)
+    new = module.ModelNew(*init).cuda()
+    x = torch.randn(5, init[0], device="cuda")
+    tol = dict(atol=1e-4, rtol=1e-4)
+
+    def same(why):
+        with torch.no_grad():
+            assert torch.allclose(new(x), ref(x), **tol), why
+
+    same("first call")
+    assert module._POOLED, "inference did not cache the pooled weight"
+    for model in (ref, new):  # a training step on each
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(x).square().sum().backward()
+        opt.step()
+    same("stale after an optimizer step")
+    other = model_file.Model(*init).cuda()
+    ref.load_state_dict(other.state_dict())
+    new.load_state_dict(other.state_dict())
+    same("stale after load_state_dict")
+    first = next(p for p in ref.parameters() if p.dim() == 2)
+    with torch.no_grad():
+        first.mul_(-2.0)
+        next(p for p in new.parameters() if p.dim() == 2).mul_(-2.0)
+    same("stale after an in-place write")
+    del ref, new, other, first
+    for seed in range(1, 4):  # fresh models, often at the freed parameters' addresses and versions
+        torch.manual_seed(seed)
+        ref = model_file.Model(*init).cuda()
+        torch.manual_seed(seed)
+        new = module.ModelNew(*init).cuda()
+        same(f"a fresh model (seed {seed}) got an earlier one's weights")
+        del ref, new
+
+
+def test_pool_runs_inside_torch_compile(built):
+    if not hasattr(torch.library, "custom_op"):
+        pytest.skip("custom operators need torch >= 2.4")
+    f, path = built["pool_avg_relu_residual.py", "small"]
+    model_file, module = load_model_file(f), import_file(path)
+    torch.manual_seed(0)
+    model = module.ModelNew(*model_file.get_init_inputs()).cuda()
+    x = torch.randn(7, model_file.get_init_inputs()[0], device="cuda")
+    assert_compiled_matches_eager(model, x)
