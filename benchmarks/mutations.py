@@ -98,6 +98,17 @@ MUTATIONS = (
     Mutation("bn_running_var", "the running variance updated with the biased batch variance",
              "templates/epilogue/epilogue_cols.cuh.j2", "f * var * M / (M - 1)));", "f * var));",
              ("tests/test_gpu_batchnorm.py", "-k", "bn_relu")),
+    Mutation("pool_divisor", "the average pool's divisor counts the padding even with count_include_pad=False",
+             "templates/ops/pool_avg_weight.cuh.j2", "divisor = p.count_pad ? stop - start : end - first;",
+             "divisor = stop - start;", ("tests/test_gpu_pool.py", "-k", "fp64 and padded")),
+    Mutation("pool_grad_window", "the pooled weight's backward skips the last window holding each row",
+             "templates/ops/pool_avg_weight.cuh.j2", "const int hi = min(p.n_out - 1, (j + p.padding) / p.stride);",
+             "const int hi = min(p.n_out - 1, (j + p.padding) / p.stride) - 1;",
+             ("tests/test_gpu_pool.py", "-k", "fp64 and gelu")),
+    Mutation("pool_cache_version", "the cached pooled weight keyed without the parameters' version counters",
+             "templates/module.py.j2", "key = tuple((id(o), t.data_ptr(), t._version, tuple(t.shape), tuple(t.stride()), t.device)",
+             "key = tuple((id(o), t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.device)",
+             ("tests/test_gpu_pool.py", "-k", "cached")),
 )
 # the grad_weight mutant's helper kernel (a mutant may add code; it must not change the others)
 EXTRA = {"grad_w_element": ("templates/launchers.cuh.j2", "static const char* last_error() {",
