@@ -62,7 +62,7 @@ def main():
     ap.add_argument("--out", default=tempfile.mkdtemp(prefix="fusegen-kt-"))
     args = ap.parse_args()
     f = pathlib.Path(args.model_file)
-    plan = fusegen.plan(model_spec(f)[0], gpu=torch.cuda.get_device_name())
+    plan = fusegen.plan(model_spec(f)[0], gpu=torch.cuda.get_device_name(), arch=torch.cuda.get_device_capability())
     path = fusegen.write_module(plan, args.out)
     prebuild([path])
     model_file, module = load_model_file(f), import_file(path)
