@@ -250,11 +250,11 @@ STAGE_FILES = {
 def test_every_stage_file_is_in_the_table_and_every_kind_is_covered():
     assert sorted(p.name for p in MODELS.glob("stage_*.py")) == sorted(STAGE_FILES)
     from fusegen.frontend import GENERATED, STAGES
-    from fusegen.ops import COLUMN, ROW, ROW_VALUE, OPS
+    from fusegen.ops import COLUMN, ROW, ROW_VALUE, WINDOW, OPS
     covered = {kind for _, stages in STAGE_FILES.values() for kind, _, _ in stages}
     # the row ops' files are tests/models/row_*.py (tests/test_rows.py reads them), the BatchNorm's bn_*.py
-    # (tests/test_batchnorm.py)
-    own_files = {k for k, o in OPS.items() if o.reduces in (ROW, COLUMN) or o.takes == ROW_VALUE}
+    # (tests/test_batchnorm.py), the pools' pool_*.py (tests/test_pool.py)
+    own_files = {k for k, o in OPS.items() if o.reduces in (ROW, COLUMN, WINDOW) or o.takes == ROW_VALUE}
     assert covered == set(STAGES) - own_files, set(STAGES) ^ covered
     assert set(GENERATED) <= set(STAGES)
 
@@ -344,8 +344,8 @@ def test_a_linear_alone_is_the_identity_chain_not_the_headline(tmp_path):
     ([], ["x = self.fc(x)", "x = F.gelu(x, approximate='erf')  # here"], "gelu (GELU with approximate='erf'"),
     (["self.pool = nn.MaxPool1d(2)"], ["x = self.fc(x)", "x = self.pool(x.unsqueeze(1))  # here", "x = x.squeeze(1)"],
      "unsqueeze (a pool over the features (MaxPool1d on x.unsqueeze(1)"),
-    ([], ["x = self.fc(x)", "x = F.avg_pool1d(x.unsqueeze(1), 4, 2)  # here", "x = x.squeeze(1)"],
-     "unsqueeze (a pool over the features (F.avg_pool1d on x.unsqueeze(1)"),
+    ([], ["x = self.fc(x)", "x = F.max_pool1d(x.unsqueeze(1), 4, 2)  # here", "x = x.squeeze(1)"],
+     "unsqueeze (a pool over the features (F.max_pool1d on x.unsqueeze(1)"),
 ])
 def test_refusals_of_what_the_stages_cannot_be(tmp_path, init, body, words):
     path = _model_file(tmp_path, init, body + ["return " + body[-1].split(" = ")[0]])

@@ -8,7 +8,7 @@ from helpers import REPO
 
 import fusegen
 from fusegen.frontend import STAGES
-from fusegen.ops import COLUMN, ELEMENTWISE, GROUP, OPS, ROW, ROW_VALUE, chain_title, op
+from fusegen.ops import COLUMN, ELEMENTWISE, GROUP, OPS, ROW, ROW_VALUE, WINDOW, chain_title, op
 from fusegen.spec import Spec, Stage
 
 TEMPLATES = REPO / "templates"
@@ -43,6 +43,11 @@ def test_every_op_has_device_code_with_forward_and_backward(kind):
         cols = (TEMPLATES / "epilogue" / "epilogue_cols.cuh.j2").read_text()
         for name in o.scalars:  # runtime scalars are read through their slots
             assert f'.slot("{name}")' in cols, f"the column kernels do not read {kind}'s scalar {name}"
+        return
+    if o.reduces == WINDOW:  # a pool over the features, run on the Linear's weight: forward and backward kernels
+        text = (TEMPLATES / "ops" / f"weight_{kind}.cuh.j2").read_text()
+        for fn in ("pool_weight_kernel", "pool_weight_grad_kernel", "pool_window"):
+            assert re.search(rf"\b{fn}\(", text), f"weight_{kind}: {fn}"
         return
     assert o.reduces == ELEMENTWISE
     if kind == "residual":  # reads two chain values: composed in the chain itself

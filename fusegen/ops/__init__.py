@@ -6,8 +6,8 @@ the accuracy bar read it instead of keeping tables of their own. An op's device 
   to one value a row) and backward (`bwd`, with `bwd_add`: the row sums its backward needs);
 - a reduction over the batch (a column of the output): `templates/ops/column_<kind>.cuh.j2`, a struct with what
   a column keeps (`Col`), the forward (`fwd`) and backward (`bwd`, with `bwd_add`: the column sums it needs);
-- a pool over the features (AvgPool1d): the Linear's weight pooled (ops/pool.py,
-  `templates/ops/pool_avg_weight.cuh.j2`);
+- a pool over the features (AvgPool1d): `templates/ops/weight_<kind>.cuh.j2`, kernels that pool the Linear's
+  weight (forward) and map the pooled weight's gradient back (backward), plan/weight_pool.py;
 - the GroupNorm: its fused epilogues per strategy and its backward kernel (templates/epilogue); beside row
   reductions, one of the row kernels' reductions: `templates/ops/reduce_group_norm.cuh.j2` (per group: forward,
   `bwd_add` for the group sums its backward needs, `bwd`).
@@ -21,10 +21,10 @@ from .batch_norm import BATCH_NORM
 from .elementwise import ELEMENTWISE_OPS
 from .group_norm import GROUP_NORM
 from .pool import AVG_POOL
-from .op import COLUMN, ELEMENTWISE, FP32, FULL, GROUP, PROMOTES, ROW, ROW_VALUE, SAME, Op
+from .op import COLUMN, ELEMENTWISE, FP32, FULL, GROUP, PROMOTES, ROW, ROW_VALUE, SAME, WINDOW, Op
 from .rows import LOG_SOFTMAX, REDUCTIONS, ROW_COMBINE, ROW_REDUCE, SOFTMAX
 
-__all__ = ["Op", "OPS", "op", "chain_title", "ELEMENTWISE", "GROUP", "ROW", "COLUMN", "FULL", "ROW_VALUE",
+__all__ = ["Op", "OPS", "op", "chain_title", "ELEMENTWISE", "GROUP", "ROW", "COLUMN", "WINDOW", "FULL", "ROW_VALUE",
            "REDUCTIONS", "SAME", "FP32", "PROMOTES"]
 
 OPS = {o.kind: o for o in (GROUP_NORM, *ELEMENTWISE_OPS, SOFTMAX, LOG_SOFTMAX, ROW_REDUCE, BATCH_NORM, ROW_COMBINE,

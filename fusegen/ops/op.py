@@ -5,6 +5,7 @@ ELEMENTWISE = "element-wise"
 GROUP = "group"  # a reduction over a group of channels of a row (GroupNorm)
 ROW = "row"  # a reduction over the whole row (the hidden features): softmax, logsumexp, sum, max...
 COLUMN = "column"  # a reduction over the batch, one per channel (BatchNorm1d)
+WINDOW = "window"  # a pool over windows of the features (AvgPool1d), run on the Linear's weight
 
 # Under torch.autocast (Op.autocast): the op runs in its input's type, in float32, or promotes to float32.
 SAME, FP32, PROMOTES = "same", "fp32", "promotes"

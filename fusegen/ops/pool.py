@@ -1,12 +1,13 @@
-"""Pools over the features: AvgPool1d on x.unsqueeze(1) (templates/ops/pool_avg_weight.cuh.j2). An average pool
-right after the Linear is linear in its output, so it runs as the Linear's weight and bias pooled the same way
-(plan/weight_pool.py): the GEMM then has the pooled width, and every later stage sees it."""
-from .op import FULL, Op
+"""Pools over the features: AvgPool1d on x.unsqueeze(1). An average pool right after the Linear is linear in its
+output, so it runs as the Linear with its weight and bias pooled the same way (plan/weight_pool.py): the GEMM then
+has the pooled width, and every later stage sees it. Device code: templates/ops/weight_<kind>.cuh.j2, the kernels
+that pool the weight (forward) and map the pooled weight's gradient back (backward)."""
+from .op import FULL, WINDOW, Op
 
 AVG_POOL = Op("avg_pool", "AvgPool1d", "apool",
               "nn.AvgPool1d / F.avg_pool1d on x.unsqueeze(1), then .squeeze(1) (kernel_size, stride, padding, "
               "ceil_mode, count_include_pad as torch), right after the Linear",
-              reduces="window", takes=FULL, makes=FULL,
+              reduces=WINDOW, takes=FULL, makes=FULL, accumulate="float64",
               choices=("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"),
               describe=lambda s: f"AvgPool1d({s.param('kernel_size')}, stride={s.param('stride')}"
                                  f"{', padding=%d' % s.param('padding') if s.param('padding') else ''}"

@@ -106,7 +106,8 @@ class Plan:
     output: DType = dataclasses.field(default=FLOAT32, repr=False)
     # An average pool right after the Linear, run as the Linear with its weight and bias pooled alike
     # (plan/weight_pool.py); `spec` is then the pooled Linear's and the stages after the pool. None: no pool.
-    weight_pool: Union[WeightPool, None] = None
+    # (out of the repr, which names and hashes modules: module_name adds it where there is one)
+    weight_pool: Union[WeightPool, None] = dataclasses.field(default=None, repr=False)
 
     @property
     def converts(self) -> bool:
@@ -312,7 +313,8 @@ class Plan:
     def module_name(self) -> str:
         """Name of the generated Python module: the spec in words plus a hash over everything rendered."""
         s = self.spec
-        digest = hashlib.sha256(repr(self).encode()).hexdigest()[:8]
+        digest = hashlib.sha256((repr(self) + (repr(self.weight_pool) if self.weight_pool else "")).encode()
+                                ).hexdigest()[:8]
         # (float32: names from before dtypes; autocast: "ac" and its type)
         kind = f"_ac{self.operand.short}" if self.converts else f"_{self.element.short}" if self.element.short else ""
         if not s.stages:

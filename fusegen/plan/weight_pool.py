@@ -20,7 +20,7 @@ from ..spec import Spec, SpecError, Stage
 @dataclasses.dataclass(frozen=True)
 class WeightPool:
     """The pool the module applies to the Linear's weight and bias before the GEMM (templates/ops/
-    pool_avg_weight.cuh.j2): windows of kernel_size features every stride, padding zeros each side."""
+    weight_avg_pool.cuh.j2): windows of kernel_size features every stride, padding zeros each side."""
     hidden_in: int  # the Linear's out features
     hidden_out: int  # the windows: the GEMM's width
     kernel_size: int
