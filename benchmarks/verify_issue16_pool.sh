@@ -3,22 +3,11 @@
 # call of under 10 minutes (kind nvidia-h200); logs under $OUT, a table last:
 #   tests/test_gpu_pool.py (each pool file against fp64 at its own and scaled size, the cached pooled weight
 #   following the weights, torch.compile), the example's speed at 1024 x 8192 -> 8192 against eager and
-#   torch.compile, its kernels' times (benchmarks/kernel_times.py), and the GEMM suites' fp32 stage files again (the planner and templates changed around them)
+#   torch.compile, its kernels' times (benchmarks/kernel_times.py), and the GEMM suites' fp32 stage files again
+#   (the planner and templates changed around them)
 #   device: PYTHONPATH=. bash benchmarks/verify_issue16_pool.sh
 set -uo pipefail
-OUT=${OUT:-/tmp/fusegen-out}
-mkdir -p "$OUT"
-export PYTHONPATH=${PYTHONPATH:-.} PYTHONUNBUFFERED=1 FUSEGEN_CACHE_DIR=${FUSEGEN_CACHE_DIR:-/tmp/fusegen-cache}
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
-run() {  # name, seconds, command...
-  local name=$1 limit=$2; shift 2
-  local start=$SECONDS
-  timeout "$limit" "$@" > "$OUT/$name.txt" 2>&1
-  local rc=$?
-  printf '%-10s rc=%-3s %4ss  %s\n' "$name" "$rc" "$((SECONDS - start))" \
-    "$(grep -E '[0-9]+ (passed|failed)' "$OUT/$name.txt" | tail -n 1)" >> "$OUT/table.txt"
-}
-: > "$OUT/table.txt"
+source "$(dirname "$0")/device_lib.sh"  # $OUT, the environment, run NAME SECONDS COMMAND...
 run pool 300 python3 -m pytest -m gpu tests/test_gpu_pool.py -v -s -p no:cacheprovider -rfE --durations=5
 run bench 150 python3 -m fusegen from-model examples/avgpool_gelu_scale_max_8192.py --out "$OUT/generated" --bench \
   --reps 30

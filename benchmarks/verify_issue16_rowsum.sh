@@ -14,19 +14,7 @@
 #           parameters with a max, a detached residual, the row sum), and the row sum's phases
 #   device: STEP=1 PYTHONPATH=. bash benchmarks/verify_issue16_rowsum.sh
 set -uo pipefail
-OUT=${OUT:-/tmp/fusegen-out}
-mkdir -p "$OUT"
-export PYTHONPATH=${PYTHONPATH:-.} PYTHONUNBUFFERED=1 FUSEGEN_CACHE_DIR=${FUSEGEN_CACHE_DIR:-/tmp/fusegen-cache}
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
-run() {  # name, seconds, command...
-  local name=$1 limit=$2; shift 2
-  local start=$SECONDS
-  timeout "$limit" "$@" > "$OUT/$name.txt" 2>&1
-  local rc=$?
-  printf '%-10s rc=%-3s %4ss  %s\n' "$name" "$rc" "$((SECONDS - start))" \
-    "$(grep -E '[0-9]+ (passed|failed)' "$OUT/$name.txt" | tail -n 1)" >> "$OUT/table.txt"
-}
-: > "$OUT/table.txt"
+source "$(dirname "$0")/device_lib.sh"  # $OUT, the environment, run NAME SECONDS COMMAND...
 case "${STEP:-1}" in
   1)
     run rowsum 300 python3 -m pytest -m gpu tests/test_gpu_row_sum.py -v -p no:cacheprovider -rfE --durations=5

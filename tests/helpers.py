@@ -95,6 +95,32 @@ def compare_with_reference(model_new_cls, spec, batch, seed, device="cuda", stri
     return report
 
 
+def check_file_sizes_fp64(built, name, files, label):
+    """The fp64 bar (compare_models) for model file `name` of `files` at its own size (its batch, batch 1 and twice
+    plus one) and at the scaled size (built[name, "small" / "big"]: (model file, module path)); asserts that
+    nothing missed it, printing and logging each comparison (`label` names the path in the log)."""
+    from fusegen.frontend import load_model_file
+    from fusegen.tools.accuracy import DISTRIBUTIONS, compare_models
+
+    problems = []
+    for size in ("small", "big"):
+        f, path = built[name, size]
+        model_file, module = load_model_file(f), import_file(path)
+        assert module.POISON_OUTPUTS, "GPU tests run with NaN-poisoned outputs"
+        shape = tuple(model_file.get_inputs()[0].shape)
+        cases = ((0, shape[0]), (1, 1), (2, 2 * shape[0] + 1)) if size == "small" else ((3, shape[0]),)
+        for seed, batch in cases:
+            dist = DISTRIBUTIONS[(files.index(name) + seed) % len(DISTRIBUTIONS)]
+            report, found = compare_models(module.ModelNew, model_file.Model, model_file.get_init_inputs(),
+                                           (batch,) + shape[1:], seed, dist=dist)
+            print(f"\n{name} {size} [{module.MAINLOOP}, batch {batch}, {dist}]: " + ", ".join(
+                f"{k} {v[0]:.2g}/{v[1]:.2g}" for k, v in report.items() if isinstance(v, tuple) and k != "kink_flips"))
+            log_accuracy(report, chain=f"{name} {size} ({label})", engine=module.MAINLOOP, batch=batch, seed=seed,
+                         dist=dist)
+            problems += [f"{size}, batch {batch}: {p}" for p in found]
+    assert not problems, f"{name}: " + "\n".join(problems)
+
+
 def selected_params(request, keys):
     """The values of the parameters `keys` among the tests this session runs (`-k` included), so that a fixture
     builds only the modules those tests use."""

@@ -5,13 +5,12 @@ weights (an optimizer step, load_state_dict); torch.compile traces it."""
 import pytest
 import torch
 
-from helpers import (REPO, assert_compiled_matches_eager, gpu_available, import_file, log_accuracy, prebuild,
-                     scaled_copy)
+from helpers import (REPO, assert_compiled_matches_eager, check_file_sizes_fp64, gpu_available, import_file,
+                     prebuild, scaled_copy)
 
 import fusegen
 from fusegen.frontend import load_model_file, model_spec
 from fusegen.plan import RowSumPlan
-from fusegen.tools.accuracy import DISTRIBUTIONS, compare_models
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
 
@@ -38,23 +37,7 @@ def built(tmp_path_factory):
 
 @pytest.mark.parametrize("name", FILES)
 def test_row_sum_forward_and_gradients_match_fp64(name, built):
-    problems = []
-    for size in ("small", "big"):
-        f, path = built[name, size]
-        model_file, module = load_model_file(f), import_file(path)
-        assert module.POISON_OUTPUTS, "GPU tests run with NaN-poisoned outputs"
-        shape = tuple(model_file.get_inputs()[0].shape)
-        cases = ((0, shape[0]), (1, 1), (2, 2 * shape[0] + 1)) if size == "small" else ((3, shape[0]),)
-        for seed, batch in cases:
-            dist = DISTRIBUTIONS[(FILES.index(name) + seed) % len(DISTRIBUTIONS)]
-            report, found = compare_models(module.ModelNew, model_file.Model, model_file.get_init_inputs(),
-                                           (batch,) + shape[1:], seed, dist=dist)
-            print(f"\n{name} {size} [batch {batch}, {dist}]: " + ", ".join(
-                f"{k} {v[0]:.2g}/{v[1]:.2g}" for k, v in report.items() if isinstance(v, tuple) and k != "kink_flips"))
-            log_accuracy(report, chain=f"{name} {size} (row-sum rewrite)", engine=module.MAINLOOP, batch=batch,
-                         seed=seed, dist=dist)
-            problems += [f"{size}, batch {batch}: {p}" for p in found]
-    assert not problems, f"{name}: " + "\n".join(problems)
+    check_file_sizes_fp64(built, name, FILES, "row-sum rewrite")
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
