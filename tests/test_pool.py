@@ -71,6 +71,8 @@ def test_the_plan_and_the_module_say_the_pool_runs_on_the_weight(name, tmp_path)
     assert any("AvgPool1d" in r and "pooled alike" in r for r in p.rewrites), p.rewrites
     source = fusegen.write_module(p, tmp_path).read_text()
     assert "class _PoolWeight" in source and f"POOL_IN = {spec.hidden_size}" in source
+    assert source.startswith('"""Fused Linear -> AvgPool1d('), source.splitlines()[0]
+    assert f"a Linear ({spec.input_size} -> {spec.hidden_size}" in " ".join(source.split())
     assert "## Rewrites that fired" in source and "AvgPool1d" in source.split("## Rewrites that fired")[1]
 
 

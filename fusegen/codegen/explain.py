@@ -135,9 +135,12 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
              "small kernel)" if plan.gn_backward_one_pass else "one kernel for dz, one for the parameter column "
              "sums") + ", and the two GEMMs.")
     else:
+        pool = plan.weight_pool
         lines.append(
             f"The layer of {s.interface.source if s.interface else 'the spec'}: a Linear ({s.input_size} -> "
-            f"{s.hidden_size}{', with bias' if s.bias else ', no bias'}) then "
+            f"{pool.hidden_in if pool else s.hidden_size}{', with bias' if s.bias else ', no bias'}) then " +
+            (f"{pool.title} (run as the Linear pooled: {s.input_size} -> {s.hidden_size}, see the rewrites) and "
+             if pool else "") +
             f"{len([st for st in s.chain if st.kind != 'identity'])} stage(s). PyTorch runs "
             "a GEMM plus one kernel per stage, each a round trip of the (batch, hidden) activations through memory, "
             "and the backward likewise. Here " + (
@@ -275,7 +278,7 @@ def _explain_row_sum(plan: RowSumPlan, batch: int) -> str:
 
 
 def _layer_title(plan: Plan) -> str:
-    return chain_title(plan.spec.chain)
+    return chain_title(plan.spec.chain, plan.weight_pool.title if getattr(plan, "weight_pool", None) else None)
 
 
 def _wrap(line: str, width: int = 110) -> str:

@@ -140,7 +140,7 @@ def layer(p: Plan):
     return types.SimpleNamespace(
         headline=face is None,
         out_dims={"full": "batch, HIDDEN_SIZE", "keepdim": "batch, 1", "flat": "batch"}[s.out_shape],
-        title=chain_title(chain),
+        title=chain_title(chain, p.weight_pool.title if p.weight_pool else None),
         tensors=tensors, tensor_names=names, chan_names=chan_names,
         buffers=buffers, read_buffers=[b["name"] for b in buffers[:2]],
         # Python: the BatchNorm normalizes with the batch's statistics (batch 1 is refused then); it updates the

@@ -39,6 +39,8 @@ def op(kind: str) -> Op:
         raise KeyError(f"no op {kind!r} in the registry (fusegen/ops/); known: {', '.join(OPS)}") from None
 
 
-def chain_title(chain) -> str:
-    """A layer in words: "Linear -> GroupNorm -> LeakyReLU -> x + x"."""
-    return " -> ".join(["Linear"] + [op(s.kind).title_of(s) for s in chain if s.kind != "identity"])
+def chain_title(chain, pool=None) -> str:
+    """A layer in words: "Linear -> GroupNorm -> LeakyReLU -> x + x" (pool: the title of a pool the plan runs on
+    the Linear's weight, said after it)."""
+    return " -> ".join(["Linear"] + ([pool] if pool else []) +
+                       [op(s.kind).title_of(s) for s in chain if s.kind != "identity"])
