@@ -278,7 +278,7 @@ def _explain_row_sum(plan: RowSumPlan, batch: int) -> str:
 
 
 def _layer_title(plan: Plan) -> str:
-    return chain_title(plan.spec.chain, plan.weight_pool.title if getattr(plan, "weight_pool", None) else None)
+    return chain_title(plan.spec.chain, plan.weight_pool.title if plan.weight_pool else None)
 
 
 def _wrap(line: str, width: int = 110) -> str:

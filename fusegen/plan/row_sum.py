@@ -85,6 +85,7 @@ class RowSumPlan:
     arch_flags = ()
     column_norm = -1
     norm_affine = False
+    weight_pool = None  # (an average pool runs on a GEMM layer's weight: plan/weight_pool.py)
 
     @property
     def precision(self) -> str:
