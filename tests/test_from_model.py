@@ -508,9 +508,9 @@ def _draw_stage(draw, i, kind, residual_sources):
     return pick([([f"{m} = nn.{modules[kind]}()"], f"{m}(x)")] + [([], f) for f in fns]) + ((),)
 
 
-# the row ops and the BatchNorm: their spellings are read from tests/models/row_*.py and bn_*.py (test_rows.py,
-# test_batchnorm.py) and the GPU random chains
-ROW_OPS = ("softmax", "log_softmax", "row_reduce", "row_combine", "batch_norm")
+# the row ops, the BatchNorm and the pool: their spellings are read from tests/models/row_*.py, bn_*.py and pool_*.py
+# (test_rows.py, test_batchnorm.py, test_pool.py) and the GPU random chains
+ROW_OPS = ("softmax", "log_softmax", "row_reduce", "row_combine", "batch_norm", "avg_pool")
 IDENTITIES = ["F.dropout(x, 0.0)", "F.dropout(x, 0.3, training=False)", "self.idt(x)"]
 
 
