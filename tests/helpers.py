@@ -95,6 +95,20 @@ def compare_with_reference(model_new_cls, spec, batch, seed, device="cuda", stri
     return report
 
 
+def build_file_sizes(files, models, out, plan_of):
+    """(name, "small" / "big") -> (model file, module path): each of `files` (in `models`) at its own size and
+    scaled to real use (scaled_copy), planned by plan_of(model file), written under `out` and built in parallel.
+    What check_file_sizes_fp64 reads."""
+    (out / "big").mkdir()
+    paths = {}
+    for name in files:
+        for size in ("small", "big"):
+            f = models / name if size == "small" else scaled_copy(models / name, out / "big")
+            paths[name, size] = (f, fusegen.write_module(plan_of(f), out / size))
+    prebuild(sorted({p for _, p in paths.values()}))
+    return paths
+
+
 def check_file_sizes_fp64(built, name, files, label):
     """The fp64 bar (compare_models) for model file `name` of `files` at its own size (its batch, batch 1 and twice
     plus one) and at the scaled size (built[name, "small" / "big"]: (model file, module path)); asserts that

@@ -6,8 +6,8 @@ traces it."""
 import pytest
 import torch
 
-from helpers import (REPO, assert_compiled_matches_eager, check_file_sizes_fp64, gpu_available, import_file,
-                     prebuild, scaled_copy)
+from helpers import (REPO, assert_compiled_matches_eager, build_file_sizes, check_file_sizes_fp64, gpu_available,
+                     import_file)
 
 import fusegen
 from fusegen.frontend import load_model_file, model_spec
@@ -21,18 +21,13 @@ FILES = sorted(p.name for p in MODELS.glob("pool_*.py"))
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """Each file's module at its own and at the scaled size, built in parallel."""
-    out = tmp_path_factory.mktemp("pool")
-    (out / "big").mkdir()
-    paths = {}
     arch = torch.cuda.get_device_capability()
-    for name in FILES:
-        for size in ("small", "big"):
-            f = MODELS / name if size == "small" else scaled_copy(MODELS / name, out / "big")
-            p = fusegen.plan(model_spec(f)[0], fixed_sizes=False, arch=arch)
-            assert p.weight_pool is not None, f"{name}: the pool does not run on the weight"
-            paths[name, size] = (f, fusegen.write_module(p, out / size))
-    prebuild(sorted({p for _, p in paths.values()}))
-    return paths
+
+    def plan_of(f):
+        p = fusegen.plan(model_spec(f)[0], fixed_sizes=False, arch=arch)
+        assert p.weight_pool is not None, f"{f.name}: the pool does not run on the weight"
+        return p
+    return build_file_sizes(FILES, MODELS, tmp_path_factory.mktemp("pool"), plan_of)
 
 
 @pytest.mark.parametrize("name", FILES)

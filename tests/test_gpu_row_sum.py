@@ -5,8 +5,8 @@ weights (an optimizer step, load_state_dict); torch.compile traces it."""
 import pytest
 import torch
 
-from helpers import (REPO, assert_compiled_matches_eager, check_file_sizes_fp64, gpu_available, import_file,
-                     prebuild, scaled_copy)
+from helpers import (REPO, assert_compiled_matches_eager, build_file_sizes, check_file_sizes_fp64, gpu_available,
+                     import_file, scaled_copy)
 
 import fusegen
 from fusegen.frontend import load_model_file, model_spec
@@ -22,17 +22,11 @@ FILES = sorted(p.name for p in MODELS.glob("rowsum_*.py")) + ["row_mean_flat_tan
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """Each file's module at its own and at the scaled size, built in parallel."""
-    out = tmp_path_factory.mktemp("row_sum")
-    (out / "big").mkdir()
-    paths = {}
-    for name in FILES:
-        for size in ("small", "big"):
-            f = MODELS / name if size == "small" else scaled_copy(MODELS / name, out / "big")
-            p = fusegen.plan(model_spec(f)[0], fixed_sizes=False)
-            assert isinstance(p, RowSumPlan), f"{name}: the rewrite did not fire"
-            paths[name, size] = (f, fusegen.write_module(p, out / size))
-    prebuild(sorted({p for _, p in paths.values()}))
-    return paths
+    def plan_of(f):
+        p = fusegen.plan(model_spec(f)[0], fixed_sizes=False)
+        assert isinstance(p, RowSumPlan), f"{f.name}: the rewrite did not fire"
+        return p
+    return build_file_sizes(FILES, MODELS, tmp_path_factory.mktemp("row_sum"), plan_of)
 
 
 @pytest.mark.parametrize("name", FILES)
