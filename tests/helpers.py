@@ -138,9 +138,10 @@ def record_seeds(module):
     return seeds
 
 
-def fixed_masks(model_file, seeds, shape):
-    """For compare_models(fixed=...): {traced node: factor} of every dropout of the model file's (one) chain, for
-    the last seed drawn (ModelNew ran once), the chain's values of `shape`."""
+def fixed_masks(model_file, seeds, shape, training=True):
+    """For compare_models(fixed=...): {traced node: factor} of every dropout of the model file's (one) chain that
+    is on (in eval only those that always drop), for the last seed drawn (ModelNew ran once), the chain's values of
+    `shape`."""
     from fusegen.frontend import model_spec, trace_chain
 
     chain, spec = trace_chain(model_file), model_spec(model_file)[0]
@@ -148,7 +149,7 @@ def fixed_masks(model_file, seeds, shape):
 
     def factors():
         return {chain.value_nodes[i + 1]: dropout_factor(seeds[-1], i, s.param("p"), *shape, device="cuda")
-                for i, s in enumerate(spec.chain) if s.kind == "dropout"}
+                for i, s in enumerate(spec.chain) if s.kind == "dropout" and (training or s.param("module") is None)}
     return factors
 
 
