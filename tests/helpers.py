@@ -105,7 +105,8 @@ def _mulhilo(a: int, b: torch.Tensor):
 
 def philox_first(c0, c1, c2, c3, k0: int, k1: int) -> torch.Tensor:
     """Philox4x32-10's first word for counters c0..c3 (int64 tensors or ints, broadcast) and key (k0, k1)."""
-    c = [torch.as_tensor(v, dtype=torch.int64) for v in (c0, c1, c2, c3)]
+    device = next((v.device for v in (c0, c1, c2, c3) if isinstance(v, torch.Tensor)), "cpu")
+    c = [torch.as_tensor(v, dtype=torch.int64, device=device) for v in (c0, c1, c2, c3)]
     c = list(torch.broadcast_tensors(*c))
     for _ in range(10):
         hi0, lo0 = _mulhilo(0xD2511F53, c[0])
