@@ -14,6 +14,7 @@ from test_from_model import _model_file
 
 import fusegen
 from fusegen.codegen import render, render_cuda
+from fusegen.codegen.explain import explain
 from fusegen.frontend import ModelError, model_spec, trace_chain
 from fusegen.plan import RowSumPlan
 
@@ -72,7 +73,8 @@ def test_the_module_reads_each_mode_and_draws_only_when_on():
            "else _NO_SEED" in src
     assert "ctx.save_for_backward(x, weight, gamma, beta, z, mean, rstd, seed)" in src
     assert "[s0, s1, s2, s3, *seed.tolist()]" in src
-    assert "Dropout(p=0.25)" in src.splitlines()[0] + src  # the title names it
+    assert "Dropout(p=0.25)" in src  # the title names it
+    assert "not torch's bits" in explain(p).replace("\n", " ")  # the explanation says what it cannot do
     plain = render(fusegen.plan(model_spec(MODELS / "stage_relu_scale_tanh.py")[0]))
     assert "_draw_seed" not in plain and "philox" not in plain  # a layer without dropout is as before
 
