@@ -1654,49 +1654,49 @@ struct StageArgs {
 
 // stage 1: LeakyReLU (slope: scalar 0); the input's sign picks the side, in both directions
 struct S1 {
-  static __device__ __forceinline__ float fwd(float x, int, const StageArgs& s) {
+  static __device__ __forceinline__ float fwd(float x, int, int, const StageArgs& s) {
     return x > 0.f ? x : __fmul_rn(x, s.scalar[0]);
   }
-  static __device__ __forceinline__ float bwd(float g, float x, float, int, const StageArgs& s, float*) {
+  static __device__ __forceinline__ float bwd(float g, float x, float, int, int, const StageArgs& s, float*) {
     return x > 0.f ? g : __fmul_rn(g, s.scalar[0]);
   }
 };
 
 // stage 2: x + x
 struct S2 {
-  static __device__ __forceinline__ float fwd(float x, int, const StageArgs&) { return __fadd_rn(x, x); }
-  static __device__ __forceinline__ float bwd(float g, float, float, int, const StageArgs&, float*) {
+  static __device__ __forceinline__ float fwd(float x, int, int, const StageArgs&) { return __fadd_rn(x, x); }
+  static __device__ __forceinline__ float bwd(float g, float, float, int, int, const StageArgs&, float*) {
     return __fadd_rn(g, g);
   }
 };
 
-__device__ __forceinline__ float pre_fwd(float v0, int col, const StageArgs& s) {
+__device__ __forceinline__ float pre_fwd(float v0, int row, int col, const StageArgs& s) {
   return v0;
 }
 
 // grad of v0 -> grad of v0
-__device__ __forceinline__ float pre_bwd(float g_out, float v0, int col, const StageArgs& s, float* dp) {
+__device__ __forceinline__ float pre_bwd(float g_out, float v0, int row, int col, const StageArgs& s, float* dp) {
   float g0 = g_out;
-  (void)col; (void)s; (void)dp;
+  (void)row; (void)col; (void)s; (void)dp;
   return g0;
 }
 
-__device__ __forceinline__ float post_fwd(float v1, int col, const StageArgs& s) {
-  const float v2 = as_elem(S1::fwd(v1, col, s));
-  const float v3 = as_elem(S2::fwd(v2, col, s));
+__device__ __forceinline__ float post_fwd(float v1, int row, int col, const StageArgs& s) {
+  const float v2 = as_elem(S1::fwd(v1, row, col, s));
+  const float v3 = as_elem(S2::fwd(v2, row, col, s));
   return v3;
 }
 
 // grad of v3 -> grad of v1
-__device__ __forceinline__ float post_bwd(float g_out, float v1, int col, const StageArgs& s, float* dp) {
-  const float v2 = as_elem(S1::fwd(v1, col, s));
-  const float v3 = as_elem(S2::fwd(v2, col, s));
+__device__ __forceinline__ float post_bwd(float g_out, float v1, int row, int col, const StageArgs& s, float* dp) {
+  const float v2 = as_elem(S1::fwd(v1, row, col, s));
+  const float v3 = as_elem(S2::fwd(v2, row, col, s));
   float g1 = 0.f;
   float g2 = 0.f;
   float g3 = g_out;
-  g2 += S2::bwd(g3, v2, v3, col, s, dp);
-  g1 += S1::bwd(g2, v1, v2, col, s, dp);
-  (void)col; (void)s; (void)dp;
+  g2 += S2::bwd(g3, v2, v3, row, col, s, dp);
+  g1 += S1::bwd(g2, v1, v2, row, col, s, dp);
+  (void)row; (void)col; (void)s; (void)dp;
   return g1;
 }
 
@@ -1747,7 +1747,7 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
       for (int e = 0; e < VPT; ++e) {
         const int col = n0 + E::col(q * VPT + e);
         zv[e] = in ? linear_out(acc[i][q * VPT + e], a.bias, col) : acc[i][q * VPT + e];
-        v[e] = pre_fwd(zv[e], col, a.st);
+        v[e] = pre_fwd(zv[e], row, col, a.st);
         s += v[e];
       }
 #pragma unroll
@@ -1770,7 +1770,7 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
 #pragma unroll
       for (int e = 0; e < VPT; ++e) {
         const int col = n0 + E::col(q * VPT + e);
-        y[e] = post_fwd(gn_affine(gn_xhat(v[e], mean, rstd), gn_gamma(a.gamma, col), gn_beta(a.beta, col)), col, a.st);
+        y[e] = post_fwd(gn_affine(gn_xhat(v[e], mean, rstd), gn_gamma(a.gamma, col), gn_beta(a.beta, col)), row, col, a.st);
       }
       const long long o = (long long)row * N + col0;  // this lane's columns: col0 + {0, 1}, col0 + 8 + {0, 1}, ...
 #pragma unroll
@@ -1829,13 +1829,14 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
       stat_t s[ROWS_IN_FLIGHT], m2[ROWS_IN_FLIGHT];
 #pragma unroll
       for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
-        const bool in = m0 + E::row(i0 + b) < M && col0 < N;  // a group is wholly inside N or outside
+        const int row = m0 + E::row(i0 + b);
+        const bool in = row < M && col0 < N;  // a group is wholly inside N or outside
         s[b] = 0;
 #pragma unroll
         for (int e = 0; e < VPT; ++e) {
           const int col = n0 + E::col(q + e);
           zv[b][e] = in ? linear_out(acc[i0 + b][q + e], bias[e]) : acc[i0 + b][q + e];
-          v[b][e] = pre_fwd(zv[b][e], col, a.st);
+          v[b][e] = pre_fwd(zv[b][e], row, col, a.st);
           s[b] += v[b][e];
         }
       }
@@ -1869,7 +1870,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
         for (int e = 0; e < VPT; ++e) {
           const int col = n0 + E::col(q + e);
           const long long o = (long long)row * N + col;
-          a.out[o] = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[e], beta[e]), col, a.st));
+          a.out[o] = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[e], beta[e]), row, col, a.st));
           if (a.z) a.z[o] = to_op(zv[b][e]);
         }
       }
@@ -1905,11 +1906,11 @@ __device__ __forceinline__ void gn_epilogue_smem(const float (&acc)[E::ACC_M][E:
       const float* v = Cs + r * CS_STRIDE + (col0 - n0);
       double s = 0.0;
       if (active)
-        for (int c = lane; c < GW; c += LANES) s += pre_fwd(v[c], col0 + c, a.st);
+        for (int c = lane; c < GW; c += LANES) s += pre_fwd(v[c], row, col0 + c, a.st);
       const double mean_d = subwarp_sum(s) / GW;
       double q = 0.0;
       if (active)
-        for (int c = lane; c < GW; c += LANES) { const double d = pre_fwd(v[c], col0 + c, a.st) - mean_d; q = fma(d, d, q); }
+        for (int c = lane; c < GW; c += LANES) { const double d = pre_fwd(v[c], row, col0 + c, a.st) - mean_d; q = fma(d, d, q); }
       const double rstd_d = gn_rstd(subwarp_sum(q), GW, a.eps);
       const float mean = (float)mean_d, rstd = (float)rstd_d;
       if (!active) continue;
@@ -1919,9 +1920,9 @@ __device__ __forceinline__ void gn_epilogue_smem(const float (&acc)[E::ACC_M][E:
         const int col = col0 + c;
         const long long o = (long long)row * N + col;
         if (a.z) a.z[o] = to_op(v[c]);
-        const float y = gn_affine(gn_xhat(pre_fwd(v[c], col, a.st), mean, rstd), gn_gamma(a.gamma, col),
+        const float y = gn_affine(gn_xhat(pre_fwd(v[c], row, col, a.st), mean, rstd), gn_gamma(a.gamma, col),
                                   gn_beta(a.beta, col));
-        a.out[o] = to_out(post_fwd(y, col, a.st));
+        a.out[o] = to_out(post_fwd(y, row, col, a.st));
       }
     }
   }
@@ -2021,16 +2022,17 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     stat_t s1[R], s2[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) {
+      const int row = (int)(r0 + (long long)i * ONE_ROW_LANES);
       s1[i] = s2[i] = 0;
 #pragma unroll
       for (int e = 0; e < CH; ++e) {
 #pragma unroll
         for (int k = 0; k < NCHAN; ++k) dp[i][e][k] = 0.f;
         // the forward's statistics rounded to fp32 decide the kinks, as in gn_backward_rows_kernel
-        const float u = pre_fwd(cur.z[i][e], c + e, a.st);
+        const float u = pre_fwd(cur.z[i][e], row, c + e, a.st);
         dy[i][e] = post_bwd(cur.grad[i][e],
-                            gn_affine(gn_xhat(u, (float)cur.mean[i], (float)cur.rstd[i]), gamma[e], beta[e]), c + e,
-                            a.st, dp[i][e]);
+                            gn_affine(gn_xhat(u, (float)cur.mean[i], (float)cur.rstd[i]), gamma[e], beta[e]), row,
+                            c + e, a.st, dp[i][e]);
         const stat_t dxhat = (stat_t)dy[i][e] * gamma[e];
         s1[i] += dxhat;
         s2[i] = fma(dxhat, ((stat_t)u - cur.mean[i]) * cur.rstd[i], s2[i]);
@@ -2049,7 +2051,7 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
 #pragma unroll
       for (int e = 0; e < CH; ++e) {
         const float zv = cur.z[i][e];
-        const stat_t xhat_d = ((stat_t)pre_fwd(zv, c + e, a.st) - cur.mean[i]) * cur.rstd[i];  // (recomputed)
+        const stat_t xhat_d = ((stat_t)pre_fwd(zv, (int)row, c + e, a.st) - cur.mean[i]) * cur.rstd[i];  // (recomputed)
         const stat_t du = cur.rstd[i] * ((stat_t)dy[i][e] * gamma[e] - s1[i] - xhat_d * s2[i]);
         dz[e] = as_op((float)du);
         dz_lo[e] = (float)(du - (stat_t)(float)du);

@@ -95,6 +95,65 @@ def compare_with_reference(model_new_cls, spec, batch, seed, device="cuda", stri
     return report
 
 
+# ---- dropout: the masks a generated module draws, recomputed here (templates/common.cuh.j2's philox_first) ----
+def _mulhilo(a: int, b: torch.Tensor):
+    """(hi, lo) 32-bit words of the 64-bit product a * b (a < 2^32, b an int64 tensor of values < 2^32), in int64
+    arithmetic that never overflows: b in 16-bit halves."""
+    ph, pl = a * (b >> 16), a * (b & 0xFFFF)  # each < 2^48
+    return (ph + (pl >> 16)) >> 16, (((ph & 0xFFFF) << 16) + pl) & 0xFFFFFFFF
+
+
+def philox_first(c0, c1, c2, c3, k0: int, k1: int) -> torch.Tensor:
+    """Philox4x32-10's first word for counters c0..c3 (int64 tensors or ints, broadcast) and key (k0, k1)."""
+    device = next((v.device for v in (c0, c1, c2, c3) if isinstance(v, torch.Tensor)), "cpu")
+    c = [torch.as_tensor(v, dtype=torch.int64, device=device) for v in (c0, c1, c2, c3)]
+    c = list(torch.broadcast_tensors(*c))
+    for _ in range(10):
+        hi0, lo0 = _mulhilo(0xD2511F53, c[0])
+        hi1, lo1 = _mulhilo(0xCD9E8D57, c[2])
+        c = [hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0]
+        k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+    return c[0]
+
+
+def dropout_factor(seed, stage, p, rows, cols, device="cpu") -> torch.Tensor:
+    """(rows, cols) float64: 1 / (1 - p) where the module's dropout at chain index `stage` keeps an element, 0
+    where it drops it, for the call that drew `seed` (its _draw_seed: two 24-bit words)."""
+    r = torch.arange(rows, dtype=torch.int64, device=device).view(-1, 1)
+    c = torch.arange(cols, dtype=torch.int64, device=device).view(1, -1)
+    bits = philox_first(c, r, stage, 0, int(seed[0]), int(seed[1]))
+    p32 = float(torch.tensor(p, dtype=torch.float32))  # the kernels compare in float32, exactly
+    kept = (bits >> 8).double() / 2.0 ** 24 >= p32
+    return kept.double() / (1.0 - p)
+
+
+def record_seeds(module):
+    """The seeds the generated module draws from here on, in a list (its _draw_seed wrapped)."""
+    seeds, draw = [], module._draw_seed
+
+    def recording():
+        seeds.append(draw())
+        return seeds[-1]
+
+    module._draw_seed = recording
+    return seeds
+
+
+def fixed_masks(model_file, seeds, shape, training=True):
+    """For compare_models(fixed=...): {traced node: factor} of every dropout of the model file's (one) chain that
+    is on (in eval only those that always drop), for the last seed drawn (ModelNew ran once), the chain's values of
+    `shape`."""
+    from fusegen.frontend import model_spec, trace_chain
+
+    chain, spec = trace_chain(model_file), model_spec(model_file)[0]
+    assert [s.kind for s in spec.chain] == [s.kind for s in chain.stages], "a fold moved the stages: indices differ"
+
+    def factors():
+        return {chain.value_nodes[i + 1]: dropout_factor(seeds[-1], i, s.param("p"), *shape, device="cuda")
+                for i, s in enumerate(spec.chain) if s.kind == "dropout" and (training or s.param("module") is None)}
+    return factors
+
+
 def build_file_sizes(files, models, out, plan_of):
     """(name, "small" / "big") -> (model file, module path): each of `files` (in `models`) at its own size and
     scaled to real use (scaled_copy), planned by plan_of(model file), written under `out` and built in parallel.
@@ -113,7 +172,7 @@ def check_file_sizes_fp64(built, name, files, label):
     """The fp64 bar (compare_models) for model file `name` of `files` at its own size (its batch, batch 1 and twice
     plus one) and at the scaled size (built[name, "small" / "big"]: (model file, module path)); asserts that
     nothing missed it, printing and logging each comparison (`label` names the path in the log)."""
-    from fusegen.frontend import load_model_file
+    from fusegen.frontend import load_model_file, model_spec
     from fusegen.tools.accuracy import DISTRIBUTIONS, compare_models
 
     problems = []
@@ -122,11 +181,17 @@ def check_file_sizes_fp64(built, name, files, label):
         model_file, module = load_model_file(f), import_file(path)
         assert module.POISON_OUTPUTS, "GPU tests run with NaN-poisoned outputs"
         shape = tuple(model_file.get_inputs()[0].shape)
-        cases = ((0, shape[0]), (1, 1), (2, 2 * shape[0] + 1)) if size == "small" else ((3, shape[0]),)
+        # (a BatchNorm in training refuses batch 1, as torch's: its smallest batch is 2)
+        smallest = 2 if model_spec(f)[0].column_norm >= 0 else 1
+        cases = ((0, shape[0]), (1, smallest), (2, 2 * shape[0] + 1)) if size == "small" else ((3, shape[0]),)
         for seed, batch in cases:
             dist = DISTRIBUTIONS[(files.index(name) + seed) % len(DISTRIBUTIONS)]
+            fixed = None
+            if hasattr(module, "_draw_seed"):  # dropout: the references drop what ours dropped
+                hidden = model_file.get_init_inputs()[1]
+                fixed = fixed_masks(f, record_seeds(module), (batch, hidden))
             report, found = compare_models(module.ModelNew, model_file.Model, model_file.get_init_inputs(),
-                                           (batch,) + shape[1:], seed, dist=dist)
+                                           (batch,) + shape[1:], seed, dist=dist, fixed=fixed)
             print(f"\n{name} {size} [{module.MAINLOOP}, batch {batch}, {dist}]: " + ", ".join(
                 f"{k} {v[0]:.2g}/{v[1]:.2g}" for k, v in report.items() if isinstance(v, tuple) and k != "kink_flips"))
             log_accuracy(report, chain=f"{name} {size} ({label})", engine=module.MAINLOOP, batch=batch, seed=seed,

@@ -60,7 +60,7 @@ def test_from_model_cli_renders_what_render_renders(tmp_path):
     ("refuse_batchnorm_functional.py", "batch_norm (a BatchNorm other than nn.BatchNorm1d", "F.batch_norm("),
     ("refuse_gemm_of_earlier_value.py", "Linear (a GEMM of an earlier value of the chain", "self.fc2(h)"),
     ("refuse_gemm_of_row_value.py", "Linear (a GEMM of a row value", "self.fc2(s)"),
-    ("refuse_dropout.py", "Dropout (dropout in training)", "self.drop("),
+    ("refuse_dropout.py", "Dropout1d (a dropout over channels or of another kind", "self.drop("),
     ("refuse_min_elementwise.py", "min (an operand buffer constant that is not an nn.Parameter",
      "torch.min(x, self.constant)"),
     ("refuse_max_of_values.py", "maximum (element-wise max against a tensor other than a per-channel nn.Parameter",
@@ -240,6 +240,11 @@ STAGE_FILES = {
         ("group_norm", _gn(8), "self.gn(x)"), ("silu", (), "x * torch.sigmoid(x)"),
         ("channel", _ch("mul", "scale"), "x * self.scale"),
         ("residual", (("src", 1), ("detached", True)), "x + skip")]),
+    "stage_dropout.py": ((72, 160, "fc.weight", "fc.bias", False), [
+        ("gelu", (("approximate", "none"),), "F.gelu(x)"), ("dropout", (("p", 0.25), ("module", "drop")), "self.drop("),
+        ("group_norm", _gn(10), "self.gn(x)"), ("dropout", (("p", 0.1), ("module", "")), "F.dropout(x, 0.1"),
+        ("tanh", (), "torch.tanh(x)"), ("dropout", (("p", 0.5), ("module", "")), "torch.dropout("),
+        ("dropout", (("p", 0.3), ("module", None)), "F.dropout(x, p=0.3)")]),
     "stage_activations_misc.py": ((37, 130, "fc.weight", None, False), [
         ("sigmoid", (), "F.sigmoid(h)"), ("silu", (), "x.mul(torch.sigmoid(x))"),
         ("channel", _ch("sub", "shift"), "x - self.shift"), ("residual", (("src", 0),), "torch.add(h, x)"),
@@ -498,6 +503,14 @@ def _draw_stage(draw, i, kind, residual_sources):
         detached = (("detached", True),) if "detach" in h else ()
         return [], pick([f"x + {h}", f"{h} + x", f"torch.add(x, {h})", f"torch.add({h}, x)", f"x.add({h})"]), \
             (("src", src),) + detached
+    if kind == "dropout":
+        v = draw(st.sampled_from([0.1, 0.5, 0.75]))
+        forms = [([f"{m} = nn.Dropout({v!r})"], f"{m}(x)", f"s{i}"), ([f"{m} = nn.Dropout(p={v!r})"], f"{m}(x)", f"s{i}"),
+                 ([], f"F.dropout(x, {v!r}, self.training)", ""), ([], f"F.dropout(x, p={v!r}, training=self.training)", ""),
+                 ([], f"torch.dropout(x, {v!r}, self.training)", ""), ([], f"F.dropout(x, {v!r})", None),
+                 ([], f"F.dropout(x, {v!r}, True)", None), ([], f"torch.dropout(x, {v!r}, True)", None)]
+        init, expr, module = pick(forms)
+        return init, expr, (("p", v), ("module", module))
     if kind == "silu":
         return pick([([f"{m} = nn.SiLU()"], f"{m}(x)"), ([], "F.silu(x)"), ([], "x * torch.sigmoid(x)"),
                      ([], "torch.sigmoid(x) * x"), ([], "x.mul(torch.sigmoid(x))"), ([], "x * x.sigmoid()")]) + ((),)

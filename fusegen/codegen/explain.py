@@ -235,8 +235,14 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
                                                                                              s.input_size),
         "- Compile time: the first forward builds the kernels with nvcc (20-60 s), cached in FUSEGEN_CACHE_DIR "
         "(default ~/.cache/fusegen) for later processes.",
-        "",
     ]
+    if plan.seeded:
+        lines.append("- Dropout: the masks come from fusegen's own Philox4x32-10 stream (an element's place and the "
+                     "call's seed, drawn from torch's CPU generator: torch.manual_seed repeats a run), recomputed in "
+                     "backward, never stored. Same keep rate and scaling as torch's, but not torch's bits: no module "
+                     "can reproduce those, so a comparison with the reference in training needs the same mask on both "
+                     "(tests/helpers.py recomputes ours). In eval the dropouts that follow a mode are identities.")
+    lines.append("")
     return "\n".join(_wrap(line) for line in lines)
 
 

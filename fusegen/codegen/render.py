@@ -137,6 +137,9 @@ def layer(p: Plan):
     module = _attr_expr(bn.param("module")) if bn else ""
     names = [t["name"] for t in tensors]
     present = set(names)
+    scalar_names = [f"s{k}" for k in range(len(p.scalar_slots))]
+    # dropout: a call draws its seed only while some dropout is on (p > 0: training), as torch's draws only then
+    drop_slots = [k for k, (i, key) in enumerate(p.scalar_slots) if op(chain[i].kind).random and key == "p"]
     return types.SimpleNamespace(
         headline=face is None,
         out_dims={"full": "batch, HIDDEN_SIZE", "keepdim": "batch, 1", "flat": "batch"}[s.out_shape],
@@ -148,8 +151,12 @@ def layer(p: Plan):
         batch_stats_expr=op(bn.kind).live_expr("batch_stats", module) if bn else "",
         update_expr=f"{module}.training and {module}.running_mean is not None" if bn else "",
         momentum_expr=op(bn.kind).live_expr("momentum", module) if bn else "",
-        scalar_names=[f"s{k}" for k in range(len(p.scalar_slots))], scalar_exprs=scalar_exprs, eps_expr=eps_expr,
-        saved_names=["x", "weight"] + [n for n in names if n not in ("weight", "bias")] + ["z", "mean", "rstd"],
+        scalar_names=scalar_names, scalar_exprs=scalar_exprs, eps_expr=eps_expr,
+        # the binding's scalars: the stages' constants, then the seed's words
+        scalar_list="[" + ", ".join(scalar_names + (["*seed.tolist()"] if p.seeded else [])) + "]",
+        draws_expr=" or ".join(f"scalars[{k}] > 0.0" for k in drop_slots),
+        saved_names=["x", "weight"] + [n for n in names if n not in ("weight", "bias")] + ["z", "mean", "rstd"] +
+        (["seed"] if p.seeded else []),
         # values of each gradient after the weight's: a channel's, or a scalar parameter's one
         grad_sizes=["1" if t["name"] in [f"p{k}" for k in p.scalar_chan_slots] else "HIDDEN_SIZE" for t in tensors[1:]],
         arg=lambda name: name if name in present else "empty",
@@ -165,8 +172,9 @@ def layer(p: Plan):
 def _scalar_expr(stage, key) -> str:
     """Python for a stage's runtime scalar: read from its module at each call (BatchNorm's mode and momentum), or
     the constant it was traced with."""
-    if key in dict(op(stage.kind).live):
-        return op(stage.kind).live_expr(key, _attr_expr(stage.param("module")))
+    if key in dict(op(stage.kind).live) and stage.param("module") is not None:
+        module = stage.param("module")
+        return op(stage.kind).live_expr(key, _attr_expr(module) if module else "self", stage)
     return _float_literal(stage.param(key), key)
 
 

@@ -34,7 +34,9 @@ REFUSED_WHY = {
     "batchnorm": "a BatchNorm other than nn.BatchNorm1d of the Linear's out features (F.batch_norm: write the "
                  "module, whose buffers the generated layer updates)",
     "linear": "a second GEMM", "matmul": "a second GEMM",
-    "mm": "a second GEMM", "dropout": "dropout in training", "pool": "a pooling", "norm": "a normalization",
+    "mm": "a second GEMM", "alphadropout": "an alpha dropout (nn.Dropout and F.dropout are generated)",
+    "dropout": "a dropout over channels or of another kind (nn.Dropout and F.dropout are generated)",
+    "pool": "a pooling", "norm": "a normalization",
 }
 
 
@@ -177,14 +179,18 @@ def _in_place(node, modules):
     return bool(node.kwargs.get("inplace", False)) or (
         node.target in (F.relu, F.silu, F.mish, F.relu6) and len(node.args) > 1 and node.args[1] is True) or (
         node.target is F.leaky_relu and len(node.args) > 2 and node.args[2] is True) or (
-        node.target is F.hardtanh and len(node.args) > 3 and node.args[3] is True)
+        node.target is F.hardtanh and len(node.args) > 3 and node.args[3] is True) or (
+        node.target is F.dropout and len(node.args) > 3 and node.args[3] is True)
 
 
 class _Reader:
     """Walks the traced graph after the Linear, one node at a time, keeping which chain value each node holds."""
 
-    def __init__(self, model, modules, path, training, hidden, linear_node):
+    def __init__(self, model, modules, path, training, hidden, linear_node, follows_mode=frozenset()):
         self.params = dict(model.named_parameters())
+        # F.dropout / torch.dropout nodes whose `training` argument is the Model's own mode (self.training): it
+        # read otherwise when the Model was traced in the other mode (_follows_mode)
+        self.follows_mode = follows_mode
         self.buffers = dict(model.named_buffers())
         self.modules, self.path, self.training, self.hidden = modules, path, training, hidden
         self.stages = []
@@ -395,8 +401,8 @@ class _Reader:
             return self.softmax(node, "softmax" if isinstance(m, nn.Softmax) else "log_softmax", m.dim)
         if isinstance(m, nn.Identity):
             return "identity"
-        if isinstance(m, nn.modules.dropout._DropoutNd) and (m.p == 0 or not self.training):
-            return "identity"
+        if type(m) is nn.Dropout:  # (its subclasses drop other things: whole channels, alpha dropout)
+            return self.dropout(node, m.p, node.target)
         self.refuse(node)
 
     def function_stage(self, node):
@@ -486,11 +492,26 @@ class _Reader:
             return self.reduction(node, how, dim, _arg(node, 2, "keepdim", False), tuple_out=False)
         if fn in _MIN_MAX or method in _MIN_MAX_METHODS:
             return self.min_max(node, fn.__name__ if fn in _MIN_MAX else method, fn)
-        if fn is F.dropout:
+        if fn is F.dropout or fn is torch.dropout:
             self.unary_input(node)
-            p, training = _arg(node, 1, "p", 0.5), _arg(node, 2, "training", True)
-            return "identity" if p == 0 or not training else self.refuse(node)
+            p, training = _arg(node, 1, "p", 0.5), _arg(node, 2, "training" if fn is F.dropout else "train", True)
+            if not isinstance(training, bool):
+                self.refuse(node, f"dropout with training={training!r}: a constant or self.training is generated")
+            if node in self.follows_mode:
+                return self.dropout(node, p, "")
+            return self.dropout(node, p, None) if training else "identity"
         self.refuse(node)
+
+    def dropout(self, node, p, module):
+        """Dropout of probability p, following `module`'s mode (an nn.Dropout's qualified name, "": the Model's),
+        or always dropping (None); p = 0 is the identity."""
+        p = self.number(node, p, "dropout's p")
+        if not 0 <= p < 1:
+            self.refuse(node, f"dropout with p={p!r}: 0 <= p < 1 is generated (p = 1 zeroes the tensor)")
+        if p == 0:
+            self.folds.append(f"dropout with p=0 -> an identity ({_where(node, self.path)})")
+            return "identity"
+        return Stage("dropout", (("p", p), ("module", module)))
 
     def min_max(self, node, name, fn):
         """min / max: a reduction with a dim (amin / amax too), element-wise against a second tensor (minimum,
@@ -793,6 +814,7 @@ def trace_layers(model, path="<model>"):
     views = {v for n in nodes for v in [_gemm_weight(n.args[1] if len(n.args) > 1 else None, params)[2]]
              if v is not None and _is_gemm(n, modules)}
     chains, reader = [], None
+    follows = _follows_mode(model, graph, path)
     for node in nodes[nodes.index(first):]:
         if reader is None or _is_gemm(node, modules) and node.args and reader.value.get(node.args[0]) is not None:
             if reader is not None:  # a GEMM of a chain value: the chain so far is a layer, this GEMM starts the next
@@ -800,7 +822,7 @@ def trace_layers(model, path="<model>"):
                 chains.append(reader.chain(*layer[:-1]))
                 layer = following
             _check_grad_on(node, modules, path)
-            reader = _Reader(model, modules, path, training, layer[1], node)
+            reader = _Reader(model, modules, path, training, layer[1], node, follows)
         elif node not in views:
             reader.read(node)
     chains.append(reader.chain(*layer[:-1]))
@@ -814,6 +836,31 @@ def trace_layers(model, path="<model>"):
         raise ModelError(f"{_where(out.args[0], path)}: Model.forward returns a detached value (no gradient reaches "
                          "the Linear): not generated")
     return tuple(chains), graph
+
+
+def _dropouts(graph):
+    return [n for n in graph.nodes if n.op == "call_function" and n.target in (F.dropout, torch.dropout)]
+
+
+def _follows_mode(model, graph, path) -> frozenset:
+    """The F.dropout / torch.dropout nodes of `graph` whose training argument is the Model's mode: the Model
+    traced again in the other mode reads it the other way (F.dropout(x, p, self.training); a constant stays)."""
+    here = _dropouts(graph)
+    if not here:
+        return frozenset()
+    mode = model.training
+    try:
+        model.train(not mode)
+        other = _dropouts(_GradModeTracer().trace(model))
+    finally:
+        model.train(mode)
+    if len(other) != len(here):
+        raise ModelError(f"{path}: Model.forward calls F.dropout {len(here)} times in {'training' if mode else 'eval'} "
+                         f"and {len(other)} in the other mode: a forward whose ops change with self.training is not "
+                         "generated")
+    key = {F.dropout: "training", torch.dropout: "train"}
+    return frozenset(n for n, o in zip(here, other)
+                     if _arg(n, 2, key[n.target], True) != _arg(o, 2, key[o.target], True))
 
 
 def _is_gemm(node, modules) -> bool:

@@ -55,4 +55,12 @@ ELEMENTWISE_OPS = (
        "h.clone().detach(), h.clone() under torch.no_grad(), whose gradient stops there)",
        takes=FULL, choices=("detached",), autocast=SAME,
        describe=lambda s: "residual add of a detached value" if s.param("detached") else "residual add"),
+    # p as traced while the module it follows trains, 0 in eval (the identity), read at each call; "module" names
+    # that module (an nn.Dropout; "": the Model itself, as F.dropout(x, p, self.training)), None: it always drops
+    # (F.dropout's default training=True). The mask is fusegen's own (Philox), not torch's bits.
+    Op("dropout", "Dropout", "drop",
+       "nn.Dropout, F.dropout, torch.dropout (0 <= p < 1; in training a mask from fusegen's own Philox stream, "
+       "seeded from torch's generator: torch.manual_seed repeats it, torch's own bits it cannot; in eval the identity)",
+       scalars=("p",), live=(("p", "({p} if {m}.training else 0.0)"),), random=True, autocast=SAME,
+       describe=lambda s: f"Dropout(p={s.param('p')!r})"),
 )

@@ -40,13 +40,18 @@ class Op:
     # float32) or PROMOTES (a float32 tensor operand: type promotion makes its value float32); "": not
     # modelled, such a layer renders without autocast.
     autocast: str = ""
+    # Draws a random number per element (dropout): the module passes the kernels a fresh seed each call, and backward
+    # the same one (a counter-based stream: the mask is recomputed, not stored).
+    random: bool = False
 
     def title_of(self, stage) -> str:
         return self.describe(stage) if self.describe else self.title
 
-    def live_expr(self, name, module_expr):
-        """Python reading scalar `name` from the module at call time, or None (fixed at trace time)."""
-        return dict(self.live)[name].format(m=module_expr) if name in dict(self.live) else None
+    def live_expr(self, name, module_expr, stage=None):
+        """Python reading scalar `name` from the module at call time, or None (fixed at trace time); `{p}`-style
+        fields name the stage's params, as traced."""
+        params = {k: repr(v) for k, v in stage.params} if stage else {}
+        return dict(self.live)[name].format(m=module_expr, **params) if name in dict(self.live) else None
 
     def kinks_of(self, stage) -> tuple:
         return self.kinks(stage) if self.kinks else ()

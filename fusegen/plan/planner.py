@@ -291,6 +291,17 @@ class Plan:
                 f"{chain}{width}{groups[self.group_strategy]}{folded}")
 
     @property
+    def seeded(self) -> bool:
+        """A stage draws random numbers (dropout): the kernels read the call's seed, two 24-bit words (exact as
+        float) in the runtime scalars after the stages' own (StageArgs::scalar[SEED_AT], [SEED_AT + 1])."""
+        return any(op(s.kind).random for s in self.spec.chain)
+
+    @property
+    def n_scalars(self) -> int:
+        """Runtime scalars the kernels take: the stages' constants, then the seed's two words where seeded."""
+        return len(self.scalar_slots) + (2 if self.seeded else 0)
+
+    @property
     def scalar_chan_slots(self) -> tuple:
         """The per-channel parameter slots a scalar parameter fills (one value, read by every column; its
         gradient is the sum of its column sums)."""

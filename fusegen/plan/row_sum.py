@@ -26,7 +26,7 @@ HEAD_KINDS = ("identity", "scalar", "add_self", "channel")
 HEAD_CHANNEL_OPS = ("mul", "div", "add", "sub")
 REDUCTIONS = ("sum", "mean")
 # Tail stages: element-wise on the row value, no parameters (a per-channel parameter against a row value is a
-# (batch, hidden) tensor again).
+# (batch, hidden) tensor again), no random ones (the general plan's kernels take the seed).
 TAIL_EXCLUDED = ("channel", "residual", "row_combine", "identity")
 
 
@@ -53,7 +53,7 @@ def find_row_sum(spec: Spec):
         return None
     for s in tail:
         o = op(s.kind)
-        if s.kind in TAIL_EXCLUDED or o.reduces != "element-wise" or o.takes not in ("any",):
+        if s.kind in TAIL_EXCLUDED or o.reduces != "element-wise" or o.takes not in ("any",) or o.random:
             return None
     return at
 

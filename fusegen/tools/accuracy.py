@@ -323,6 +323,11 @@ class _Probe(torch.fx.Interpreter):
         return out
 
 
+def _times(value, factor):
+    """A fixed dropout: the value times its factor in the value's own type (as torch's x * (mask * scale))."""
+    return value * factor.to(value.dtype)
+
+
 def _run_graph(module, graph, kinked, x, grad, forced=None, perturb=None):
     """(tensors, probed inputs): out, grad_x and every parameter's gradient of one forward+backward."""
     module.zero_grad(set_to_none=True)
@@ -394,13 +399,16 @@ def _sq_error(tensors, truth) -> float:
 
 
 def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, device="cuda", dist="uniform",
-                   x=None, setup=None):
+                   x=None, setup=None, fixed=None):
     """Any generated ModelNew against its model file's Model: the output and the gradients of the input and of
     every parameter, each against an fp64 run of the reference (same weights) beside the fp32 reference's own
     error. Parameters of one dimension (biases, GroupNorm affine, per-channel scales) are perturbed first, the
     same way in both models, so that their gradients are exercised away from their initial values. The input
     is drawn from `dist` (see DISTRIBUTIONS) unless `x` is given. setup(ref, new), when given, runs after that:
     e.g. loads trained buffers into both and switches them to eval (the fp64 run copies the state and the mode).
+    fixed, for layers that draw random numbers (dropout): called after ModelNew's forward, {traced node name:
+    factor}, each such node replaced in every reference run by its input times the factor (the mask ours drew
+    over 1 - p), so that the references drop what ours dropped.
 
     Kinks: an element whose fp64 input to a kinked stage lies within 8x the fp32 reference's rounding there
     (the RMS of |p32 - p64| over its row, plus 8 ulps of the row's RMS) may sit on either side. The fp32
@@ -445,6 +453,13 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
     ours = [("out", out.detach()), ("grad_x", xin.grad)] + [(f"grad_{n}", p.grad) for n, p in new.named_parameters()]
 
     chains, graph = trace_layers(ref64)  # (a model of several Linears: every layer's kinks and GEMM)
+    if fixed is not None:
+        factors = fixed()
+        for n in graph.nodes:
+            if n.name in factors:
+                n.op, n.target, n.args, n.kwargs = "call_function", _times, (n.args[0], factors.pop(n.name)), {}
+        if factors:
+            return {}, [f"no traced node {sorted(factors)} to fix the mask of"]
     kinked = {node: s.kinks for chain in chains for node, s in zip(chain.value_nodes[1:], chain.stages) if s.kinks}
     fp32, p32 = _run_graph(ref, graph, kinked, x, grad)
     truth, p64 = _run_graph(ref64, graph, kinked, x.double(), grad)

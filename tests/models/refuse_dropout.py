@@ -1,4 +1,4 @@
-"""Refused: dropout in training."""
+"""Refused: a dropout of whole channels (nn.Dropout1d); nn.Dropout and F.dropout are generated."""
 import torch
 import torch.nn as nn
 
@@ -7,7 +7,7 @@ class Model(nn.Module):
     def __init__(self, input_size, hidden_size):
         super().__init__()
         self.fc = nn.Linear(input_size, hidden_size)
-        self.drop = nn.Dropout(0.1)
+        self.drop = nn.Dropout1d(0.1)
 
     def forward(self, x):
         return self.drop(self.fc(x))
