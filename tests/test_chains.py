@@ -76,13 +76,13 @@ def test_every_chain_compiles(element, tmp_path):
             continue
         chain = env.get_template("epilogue/epilogue_chain.cuh.j2").render(plan=p)
         parts += [f"// {name}", f"namespace m{k} {{", env.get_template("types.h.j2").render(plan=p),
-                  f"namespace fg {{ constexpr int NCHAN = {len(p.chan_slots)}, NSCALAR = {len(p.scalar_slots)}; }}",
+                  env.get_template("common.cuh.j2").render(plan=p),  # (NCHAN, NSCALAR, a dropout's SEED_AT, Philox)
                   chain,
                   "__global__ void probe(fg::StageArgs s, float* out) {",
                   "  float dp[fg::NCHAN > 0 ? fg::NCHAN : 1] = {};",
-                  "  const float v = fg::pre_fwd(out[threadIdx.x], threadIdx.x, s);",
-                  "  out[threadIdx.x] = fg::post_fwd(v, threadIdx.x, s) + fg::post_bwd(1.f, v, threadIdx.x, s, dp) +",
-                  "                     fg::pre_bwd(1.f, v, threadIdx.x, s, dp) + dp[0];",
+                  "  const float v = fg::pre_fwd(out[threadIdx.x], blockIdx.x, threadIdx.x, s);",
+                  "  out[threadIdx.x] = fg::post_fwd(v, blockIdx.x, threadIdx.x, s) + fg::post_bwd(1.f, v, blockIdx.x, threadIdx.x, s, dp) +",
+                  "                     fg::pre_bwd(1.f, v, blockIdx.x, threadIdx.x, s, dp) + dp[0];",
                   "}", "}"]
     cu = tmp_path / "chains.cu"
     cu.write_text("\n".join(parts))

@@ -86,6 +86,7 @@ class RowSumPlan:
     column_norm = -1
     norm_affine = False
     weight_pool = None  # (an average pool runs on a GEMM layer's weight: plan/weight_pool.py)
+    seeded = False  # (no random stage is rewritten: find_row_sum)
 
     @property
     def precision(self) -> str:
