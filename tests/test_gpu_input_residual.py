@@ -29,8 +29,9 @@ def test_forward_and_gradients_match_fp64(name, built):
 
 
 def test_x_through_any_strides_and_torch_compile(built):
-    """x transposed in memory (strides (1, batch)) gives the contiguous run's output and gradients bit for bit;
-    torch.compile(fullgraph) gives eager's."""
+    """x transposed in memory (strides (1, batch)) gives the contiguous run's output and gradients (to the GEMM's
+    rounding: the engines read such an x another way; a wrong stride would be off by O(1)); torch.compile(fullgraph)
+    gives eager's bit for bit."""
     f, path = built["input_residual_gn.py", "big"]
     model_file, module = load_model_file(f), import_file(path)
     init = model_file.get_init_inputs()
@@ -45,5 +46,5 @@ def test_x_through_any_strides_and_torch_compile(built):
         out.backward(torch.ones_like(out))
         runs.append([out.detach(), xin.grad] + [p.grad for p in new.parameters()])
     for a, b in zip(*runs):
-        assert torch.equal(a, b)
+        assert torch.allclose(a, b, rtol=1e-5, atol=1e-5), (a - b).abs().max()
     assert_compiled_matches_eager(new, x)
