@@ -329,7 +329,8 @@ def test_a_linear_alone_is_the_identity_chain_not_the_headline(tmp_path):
     (["self.s = nn.Parameter(torch.ones(48, 1))"], ["x = self.fc(x)", "x = torch.add(self.s, x)  # here"],
      "add (a parameter operand s of shape (48, 1): a parameter operand is per channel"),
     ([], ["y = self.fc(x)", "y = torch.relu(y)", "y = y + x  # here"],
-     "add (a residual of the layer's input, which is not an earlier value of the chain)"),
+     "add (a residual of the layer's input: x has 32 features, the value 48; torch adds them element-wise only "
+     "when they are equal"),
     ([], ["h = self.fc(x)", "a = torch.relu(h)", "b = torch.tanh(h)  # here", "y = a + b"], "tanh (a branch"),
     (["self.gn = nn.GroupNorm(4, 24)"], ["x = self.fc(x)", "x = self.gn(x)  # here"],
      "GroupNorm (a GroupNorm over 24 channels after a Linear with 48 out features"),
