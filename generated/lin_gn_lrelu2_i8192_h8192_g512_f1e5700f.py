@@ -2022,7 +2022,8 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     stat_t s1[R], s2[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const int row = (int)(r0 + (long long)i * ONE_ROW_LANES);
+      const long long r = r0 + (long long)i * ONE_ROW_LANES;
+      const int row = live && r < end ? (int)r : -1;  // -1: a lane past the chunk or the width (its values are 0)
       s1[i] = s2[i] = 0;
 #pragma unroll
       for (int e = 0; e < CH; ++e) {
@@ -2578,7 +2579,8 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
   const op_t* w = wo.p;
   const long long sx0 = xo.s0, sx1 = xo.s1, sw0 = wo.s0, sw1 = wo.s1;
   const ForwardArgs a{x, sx0, sx1, w, sw0, sw1, bias, gamma, beta, out, z, mean, rstd,
-                      reinterpret_cast<double2*>(partials), M, N, K, eps, stage_args(chan, scalars)};
+                      reinterpret_cast<double2*>(partials), M, N, K, eps,
+                      stage_args(chan, scalars)};
   const bool vec = vec_ok(x, sx0, sx1, true) && vec_ok(w, sw0, sw1, true);
   const Schedule sc = schedule(M, N, K, tma_ok(w, sw0, sw1),
                                vec && K % 4 == 0 ? Few::Gemv : Few::None);
@@ -2954,8 +2956,8 @@ void backward_epilogue(torch::Tensor grad_out, torch::Tensor z, torch::Tensor me
                                      st.chan.data(), st.scalars.data(), op(dz),
                                      op_or_null(dz_lo, "dz_lo"), channel_or_null(dgamma, "grad gn.weight", N),
                                      channel_or_null(dbeta, "grad gn.bias", N), channel_or_null(dbias, "grad bias", N),
-                                     dchan_ptrs.data(), data_or_null<double>(gsums, "gsums", torch::kDouble), M, N,
-                                     as_stream(stream)),
+                                     dchan_ptrs.data(), data_or_null<double>(gsums, "gsums", torch::kDouble),
+                                     M, N, as_stream(stream)),
                "backward_epilogue");
 }
 

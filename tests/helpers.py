@@ -228,6 +228,8 @@ def scaled_copy(path, out_dir):
     assert {"batch_size", "input_size", "hidden_size"} <= set(sizes), f"{path.name}: no module-level sizes"
     factor = math.ceil(BIG_HIDDEN / sizes["hidden_size"])
     new = {"batch_size": BIG_BATCH, "input_size": BIG_INPUT, "hidden_size": sizes["hidden_size"] * factor}
+    if sizes["input_size"] == sizes["hidden_size"]:  # (a residual of the layer's input needs them equal)
+        new["input_size"] = new["hidden_size"]
     if "num_groups" in sizes:
         new["num_groups"] = sizes["num_groups"] * factor
     for k, v in new.items():

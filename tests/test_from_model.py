@@ -245,6 +245,9 @@ STAGE_FILES = {
         ("group_norm", _gn(10), "self.gn(x)"), ("dropout", (("p", 0.1), ("module", "")), "F.dropout(x, 0.1"),
         ("tanh", (), "torch.tanh(x)"), ("dropout", (("p", 0.5), ("module", "")), "torch.dropout("),
         ("dropout", (("p", 0.3), ("module", None)), "F.dropout(x, p=0.3)")]),
+    "stage_input_residual.py": ((96, 96, "fc.weight", "fc.bias", False), [
+        ("relu", (), "torch.relu(self.fc(x))"), ("tanh", (), "x + torch.tanh(h)"), ("input_residual", (), "x + torch.tanh(h)"),
+        ("input_residual", (("detached", True),), "h + x.detach()")]),
     "stage_activations_misc.py": ((37, 130, "fc.weight", None, False), [
         ("sigmoid", (), "F.sigmoid(h)"), ("silu", (), "x.mul(torch.sigmoid(x))"),
         ("channel", _ch("sub", "shift"), "x - self.shift"), ("residual", (("src", 0),), "torch.add(h, x)"),
@@ -326,7 +329,8 @@ def test_a_linear_alone_is_the_identity_chain_not_the_headline(tmp_path):
     (["self.s = nn.Parameter(torch.ones(48, 1))"], ["x = self.fc(x)", "x = torch.add(self.s, x)  # here"],
      "add (a parameter operand s of shape (48, 1): a parameter operand is per channel"),
     ([], ["y = self.fc(x)", "y = torch.relu(y)", "y = y + x  # here"],
-     "add (a residual of the layer's input, which is not an earlier value of the chain)"),
+     "add (a residual of the layer's input: x has 32 features, the value 48; torch adds them element-wise only "
+     "when they are equal"),
     ([], ["h = self.fc(x)", "a = torch.relu(h)", "b = torch.tanh(h)  # here", "y = a + b"], "tanh (a branch"),
     (["self.gn = nn.GroupNorm(4, 24)"], ["x = self.fc(x)", "x = self.gn(x)  # here"],
      "GroupNorm (a GroupNorm over 24 channels after a Linear with 48 out features"),
@@ -523,7 +527,8 @@ def _draw_stage(draw, i, kind, residual_sources):
 
 # the row ops, the BatchNorm and the pool: their spellings are read from tests/models/row_*.py, bn_*.py and pool_*.py
 # (test_rows.py, test_batchnorm.py, test_pool.py) and the GPU random chains
-ROW_OPS = ("softmax", "log_softmax", "row_reduce", "row_combine", "batch_norm", "avg_pool")
+# (and the residual of the layer's input, which needs in == out features: tests/test_input_residual.py)
+ROW_OPS = ("softmax", "log_softmax", "row_reduce", "row_combine", "batch_norm", "avg_pool", "input_residual")
 IDENTITIES = ["F.dropout(x, 0.0)", "F.dropout(x, 0.3, training=False)", "self.idt(x)"]
 
 

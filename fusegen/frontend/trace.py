@@ -205,6 +205,9 @@ class _Reader:
         # nodes holding the (batch, 1, hidden) view a pool over the features reads: x.unsqueeze(1) and the pool's
         # result, until .squeeze(1)
         self.unsqueezed = set()
+        # nodes holding the layer's own input x (the first layer's: the Model's input) and copies of it; with its
+        # width, for a residual of x (trace_layers sets both)
+        self.input_nodes, self.input_size = set(), 0
 
     def refuse(self, node, why=None):
         _refuse(node, self.modules, self.path, why)
@@ -230,7 +233,7 @@ class _Reader:
             self.refuse(node, "an op on parameters or constants alone: fusegen reads parameters only as direct "
                               "operands of a stage")
         for a in data:
-            if a not in self.value:
+            if a not in self.value and a not in self.input_nodes:
                 what = "the layer's input" if a.op == "placeholder" else a.name
                 if _binary_op(node) == "add":
                     self.refuse(node, f"a residual of {what}, which is not an earlier value of the chain")
@@ -241,13 +244,13 @@ class _Reader:
             self.refuse(node, "a computation while autograd is off (torch.no_grad(), inference_mode): its value "
                               "carries no gradient; fusegen generates copies made there (x.clone()) and x.detach() "
                               "as the second operand of a residual add")
-        if all(self.value[a] != self.current for a in data):
+        if all(self.value.get(a) != self.current for a in data):
             self.refuse(node, f"a branch: it reads {data[0].name}, an earlier value, not the last stage's result")
         if any(a in self.unsqueezed for a in data) and not self.reads_pool_view(node):
             self.refuse(node, "an op on x.unsqueeze(1) other than a pool over the features and .squeeze(1)")
         stage = self.classify(node)
         if any(a in self.detached for a in data) and not (
-                isinstance(stage, Stage) and stage.kind == "residual" and stage.param("detached")):
+                isinstance(stage, Stage) and stage.kind in ("residual", "input_residual") and stage.param("detached")):
             self.refuse(node, "the chain goes on from a detached value (x.detach(), or a copy made under "
                               "torch.no_grad()): no gradient would reach the Linear; a detached value is generated as "
                               "the second operand of a residual add (x + h.detach())")
@@ -284,6 +287,11 @@ class _Reader:
             self.refuse(node, "x.detach_() detaches every name of the value in place; write h = x.detach()")
         if len(node.args) > 1 or any(k != "memory_format" for k in node.kwargs):
             self.refuse(node, f"{how} with arguments other than memory_format")
+        if data[0] in self.input_nodes:  # a copy of the layer's input: a residual of it may read the copy
+            self.input_nodes.add(node)
+            if how == "detach" or data[0] in self.detached or not node.meta.get("grad_enabled", True):
+                self.detached.add(node)
+            return True
         self.value[node] = self.value[data[0]]
         if how == "detach" or data[0] in self.detached or not node.meta.get("grad_enabled", True):
             self.detached.add(node)
@@ -690,6 +698,8 @@ class _Reader:
                 self.refuse(node, f"p {'-' if op == 'sub' else '/'} x for a parameter p: x - p and x / p are "
                                   "supported")
             return Stage("channel", (("op", op),) + param)
+        if isinstance(other, torch.fx.Node) and other in self.input_nodes:
+            return self.input_residual(node, op, other)
         if isinstance(other, torch.fx.Node) and other in self.value:
             src = self.value[other]
             if op == "add":
@@ -702,6 +712,19 @@ class _Reader:
             self.refuse(node, f"a {op} of two chain values: x + y (a residual) and x * sigmoid(x) are supported")
         self.refuse(node, f"an operand {other!r} that is neither a constant, a per-channel parameter nor an "
                           "earlier chain value")
+
+
+    def input_residual(self, node, op, x):
+        """The layer's input x added to the (batch, hidden) value: torch broadcasts (batch, in) element-wise only
+        when in == hidden (1 would broadcast x's one column, wider values would change the output's shape)."""
+        if op != "add":
+            self.refuse(node, f"a {op} of the layer's input: its residual add (v + x) is supported")
+        if self.shapes[self.current] != FULL:
+            self.refuse(node, "the layer's input added to a (batch, 1) row value: the output would take x's shape")
+        if self.input_size != self.hidden:
+            self.refuse(node, f"a residual of the layer's input: x has {self.input_size} features, the value "
+                              f"{self.hidden}; torch adds them element-wise only when they are equal (generated then)")
+        return Stage("input_residual", (("detached", True),) if x in self.detached else ())
 
 
 def _gemm_weight(arg, params):
@@ -823,6 +846,8 @@ def trace_layers(model, path="<model>"):
                 layer = following
             _check_grad_on(node, modules, path)
             reader = _Reader(model, modules, path, training, layer[1], node, follows)
+            if not chains:  # the first layer's input is the Model's: a residual of it is read
+                reader.input_nodes, reader.input_size = {inputs[0]}, layer[0]
         elif node not in views:
             reader.read(node)
     chains.append(reader.chain(*layer[:-1]))

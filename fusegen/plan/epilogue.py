@@ -147,6 +147,12 @@ def plan_chain(spec: Spec):
         if s.kind == "residual" and not (0 <= src <= i and (gn_index < 0 or (src <= gn_index) == (i < gn_index))):
             raise SpecError(f"stage {i} (residual) adds chain value {src}: it must be an earlier value on the same "
                              f"side of the GroupNorm (at {gn_index})")
+        if s.kind == "input_residual" and spec.input_size != spec.hidden_size:
+            raise SpecError(f"stage {i} adds the layer's input ({spec.input_size} features) to {spec.hidden_size}: "
+                            "torch adds them element-wise only when equal")
+        if s.kind == "input_residual" and not s.param("detached") and 0 <= gn_index and i < gn_index:
+            # (the fused GroupNorm's backward runs the pre stages' backward twice, once on dz's rounding remainder)
+            raise SpecError(f"stage {i} adds the layer's input before the GroupNorm (at {gn_index}): generated after it")
         extra = dict(role=roles[i]) if cols else {}
         if rows:
             role = roles[i]

@@ -297,6 +297,17 @@ class Plan:
         return any(op(s.kind).random for s in self.spec.chain)
 
     @property
+    def input_residual(self) -> bool:
+        """A stage adds the layer's input x: the kernels read x beside z (StageArgs::x)."""
+        return any(s.kind == "input_residual" for s in self.spec.chain)
+
+    @property
+    def input_grad(self) -> bool:
+        """...and some such add is not detached: backward's chain writes its gradient (StageArgs::dres, (M, N)
+        float32), which the binding adds into dx after the grad_input GEMM."""
+        return any(s.kind == "input_residual" and not s.param("detached") for s in self.spec.chain)
+
+    @property
     def n_scalars(self) -> int:
         """Runtime scalars the kernels take: the stages' constants, then the seed's two words where seeded."""
         return len(self.scalar_slots) + (2 if self.seeded else 0)

@@ -1,0 +1,107 @@
+"""A residual of the layer's own input on the CPU (ops/elementwise.py's input_residual,
+templates/ops/stage_input_residual.cuh.j2; the GPU checks are tests/test_gpu_input_residual.py): the front end reads
+each spelling (detached too), refuses what torch would broadcast otherwise and what is not generated, the plan keeps
+x for the kernels and its gradient for dx, and the kernels and binding compile on both engines without spills."""
+import shutil
+import subprocess
+import sysconfig
+
+import pytest
+
+from helpers import REPO
+from test_chains import TORCH_NVCC_FLAGS
+from test_compile import NVCC, _known_small_spill, _ptxas_report
+from test_from_model import _model_file
+
+import fusegen
+from fusegen.codegen import render_binding, render_cuda
+from fusegen.frontend import ModelError, model_spec, trace_chain
+from fusegen.spec import SpecError
+
+MODELS = REPO / "tests" / "models"
+FILES = ["stage_input_residual.py", "input_residual_gn.py", "input_residual_rows.py"]
+
+
+@pytest.mark.parametrize("expr,detached", [
+    ("h + x", False), ("x + h", False), ("torch.add(h, x)", False), ("x.add(h)", False), ("h + x.detach()", True),
+    ("h + x.clone().detach()", True), ("torch.add(x.detach(), h)", True)])
+def test_spellings(tmp_path, expr, detached):
+    path = _model_file(tmp_path, [], ["h = torch.relu(self.fc(x))", f"return {expr}"], hidden=32)
+    stages = trace_chain(path).stages
+    assert [(s.kind, s.params) for s in stages] == [("relu", ()), ("input_residual", (("detached", True),) if detached
+                                                                   else ())], expr
+
+
+@pytest.mark.parametrize("body,hidden,why", [
+    (["return torch.relu(self.fc(x)) + x"], 48, "x has 32 features, the value 48"),
+    (["return torch.relu(self.fc(x)) - x"], 32, "a sub of the layer's input: its residual add"),
+    (["return self.fc(x).sum(dim=1, keepdim=True) + x"], 32, "added to a \\(batch, 1\\) row value"),
+])
+def test_refusals_name_what_is_generated(tmp_path, body, hidden, why):
+    with pytest.raises(ModelError, match=why):
+        trace_chain(_model_file(tmp_path, [], body, hidden=hidden))
+
+
+def test_a_residual_of_the_input_before_the_groupnorm_is_refused_by_the_planner(tmp_path):
+    path = _model_file(tmp_path, ["self.gn = nn.GroupNorm(4, 32)"], ["return self.gn(torch.relu(self.fc(x)) + x)"],
+                       hidden=32)
+    with pytest.raises(SpecError, match="before the GroupNorm"):
+        fusegen.plan(model_spec(path)[0])
+
+
+def test_the_second_layers_input_is_not_the_models(tmp_path):
+    """In an MLP, x is the first layer's input: the second layer adding it is a residual across layers (refused)."""
+    path = _model_file(tmp_path, ["self.fc2 = nn.Linear(32, 32)"],
+                       ["return self.fc2(torch.relu(self.fc(x))) + x"], hidden=32)
+    from fusegen.frontend import model_specs
+    with pytest.raises(ModelError, match="a residual of the layer's input"):
+        model_specs(path)
+
+
+def test_the_plan_reads_x_and_keeps_its_gradient_unless_detached(tmp_path):
+    p = fusegen.plan(model_spec(MODELS / "stage_input_residual.py")[0])
+    assert p.input_residual and p.input_grad
+    binding = render_binding(p)
+    assert "add_input_grad" in binding and "torch::Tensor dres = need_x ?" in binding
+    path = _model_file(tmp_path, [], ["return torch.relu(self.fc(x)) + x.detach()"], hidden=32)
+    q = fusegen.plan(model_spec(path)[0])
+    assert q.input_residual and not q.input_grad and "add_input_grad" not in render_binding(q)
+    plain = fusegen.plan(model_spec(MODELS / "stage_relu_scale_tanh.py")[0])
+    assert not plain.input_residual and "dres" not in render_cuda(plain)
+
+
+def _rows_backward_write(function, stores, loads):
+    """sm_90a's ptxas spills 8 bytes of the row kernels' backward when it writes the residual's gradient (every pass
+    that walks the chain back writes it; the same chain detached has none). That kernel streams z and the gradient
+    once a pass: 8 bytes a thread in local memory cost nothing there."""
+    return "rows_backward_kernel" in function and stores <= 8 and loads <= 8
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found")
+@pytest.mark.parametrize("name", FILES)
+def test_kernels_compile_without_spills(name, tmp_path):
+    cu = tmp_path / "kernels.cu"
+    for plan_arch, arch in (((8, 0), "-arch=sm_80"), ((9, 0), "-arch=sm_90a")):  # mma.sync, wgmma
+        cu.write_text(render_cuda(fusegen.plan(model_spec(MODELS / name)[0], arch=plan_arch)))
+        r = subprocess.run([NVCC, arch, "-O3", "-c", str(cu), "-o", str(tmp_path / "k.o"), "-Xptxas", "-v",
+                            *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True)
+        assert r.returncode == 0, r.stdout[-4000:]
+        assert "add_input_grad_kernel" in r.stdout
+        bad = [row for row in _ptxas_report(r.stdout) if any(row[1:]) and not _known_small_spill(row[0][0], row[0][1],
+                                                                                              *row[2:])
+               and not _rows_backward_write(row[0][0], *row[2:])]
+        assert not bad, r.stdout[-3000:]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
+def test_binding_compiles_against_cpu_torch_headers(tmp_path):
+    from torch.utils import cpp_extension
+
+    cpp = tmp_path / "binding.cpp"
+    cpp.write_text(render_binding(fusegen.plan(model_spec(MODELS / "input_residual_gn.py")[0])))
+    includes = list(cpp_extension.include_paths()) + [sysconfig.get_paths()["include"]]
+    cmd = ["g++", "-std=c++20", "-fsyntax-only", "-DTORCH_EXTENSION_NAME=fusegen_binding_check"]
+    r = subprocess.run(cmd + [f"-I{d}" for d in includes] + [str(cpp)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    assert r.returncode == 0, r.stderr[-6000:]
