@@ -128,6 +128,26 @@ def _ptxas_report(stderr):
     return rows
 
 
+def compiles_without_spills(spec, tmp_path, tolerated=lambda function, stores, loads: False):
+    """spec's kernels rendered for sm_80 (mma.sync) and sm_90a (wgmma) and compiled with ptxas -v under torch's
+    nvcc flags: no error, no spill but sm_80's known one and what `tolerated` accepts. Returns
+    [(rendered source, ptxas output)], one an arch."""
+    from test_chains import TORCH_NVCC_FLAGS
+
+    cu, built = tmp_path / "kernels.cu", []
+    for plan_arch, arch in (((8, 0), "-arch=sm_80"), ((9, 0), "-arch=sm_90a")):
+        cu.write_text(fusegen.render_cuda(fusegen.plan(spec, arch=plan_arch)))
+        r = subprocess.run([NVCC, arch, "-O3", "-c", str(cu), "-o", str(tmp_path / "k.o"), "-Xptxas", "-v",
+                            *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True)
+        assert r.returncode == 0, r.stdout[-4000:]
+        bad = [row for row in _ptxas_report(r.stdout) if any(row[1:]) and not _known_small_spill(
+            row[0][0], row[0][1], *row[2:]) and not tolerated(row[0][0], *row[2:])]
+        assert not bad, r.stdout[-3000:]
+        built.append((cu.read_text(), r.stdout))
+    return built
+
+
 def _known_small_spill(function, arch, stores, loads):
     """The one spill we accept: sm_80's ptxas puts 16 bytes of the compensated (Dot2, 128 live sums) grad_weight
     kernel in local memory. It runs only GEMMs of <= 2^28 multiply-adds, where that costs nothing measurable;
@@ -192,7 +212,7 @@ def test_cuda_source_includes_no_torch_headers():
 # norm at all; with the headline and a two-stage plan (partial sums), each branch of forward_call and
 # backward_call once.
 BINDING_MODELS = ("bn_relu.py", "row_mean_flat_tanh.py", "row_gn_silu_sum_scale.py", "stage_bias_param_gn.py",
-                  "relu_scale.py", "stage_scalar_params.py")
+                  "relu_scale.py", "stage_scalar_params.py", "input_residual_gn.py")
 
 
 def _binding_plans():

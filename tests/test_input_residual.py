@@ -2,15 +2,10 @@
 templates/ops/stage_input_residual.cuh.j2; the GPU checks are tests/test_gpu_input_residual.py): the front end reads
 each spelling (detached too), refuses what torch would broadcast otherwise and what is not generated, the plan keeps
 x for the kernels and its gradient for dx, and the kernels and binding compile on both engines without spills."""
-import shutil
-import subprocess
-import sysconfig
-
 import pytest
 
 from helpers import REPO
-from test_chains import TORCH_NVCC_FLAGS
-from test_compile import NVCC, _known_small_spill, _ptxas_report
+from test_compile import NVCC, compiles_without_spills
 from test_from_model import _model_file
 
 import fusegen
@@ -80,28 +75,6 @@ def _rows_backward_write(function, stores, loads):
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
 @pytest.mark.parametrize("name", FILES)
 def test_kernels_compile_without_spills(name, tmp_path):
-    cu = tmp_path / "kernels.cu"
-    for plan_arch, arch in (((8, 0), "-arch=sm_80"), ((9, 0), "-arch=sm_90a")):  # mma.sync, wgmma
-        cu.write_text(render_cuda(fusegen.plan(model_spec(MODELS / name)[0], arch=plan_arch)))
-        r = subprocess.run([NVCC, arch, "-O3", "-c", str(cu), "-o", str(tmp_path / "k.o"), "-Xptxas", "-v",
-                            *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           universal_newlines=True)
-        assert r.returncode == 0, r.stdout[-4000:]
-        assert "add_input_grad_kernel" in r.stdout
-        bad = [row for row in _ptxas_report(r.stdout) if any(row[1:]) and not _known_small_spill(row[0][0], row[0][1],
-                                                                                              *row[2:])
-               and not _rows_backward_write(row[0][0], *row[2:])]
-        assert not bad, r.stdout[-3000:]
-
-
-@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
-def test_binding_compiles_against_cpu_torch_headers(tmp_path):
-    from torch.utils import cpp_extension
-
-    cpp = tmp_path / "binding.cpp"
-    cpp.write_text(render_binding(fusegen.plan(model_spec(MODELS / "input_residual_gn.py")[0])))
-    includes = list(cpp_extension.include_paths()) + [sysconfig.get_paths()["include"]]
-    cmd = ["g++", "-std=c++20", "-fsyntax-only", "-DTORCH_EXTENSION_NAME=fusegen_binding_check"]
-    r = subprocess.run(cmd + [f"-I{d}" for d in includes] + [str(cpp)], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True)
-    assert r.returncode == 0, r.stderr[-6000:]
+    """(The binding's compile against the CPU torch headers: test_compile.py's BINDING_MODELS has input_residual_gn.)"""
+    for _, ptxas in compiles_without_spills(model_spec(MODELS / name)[0], tmp_path, _rows_backward_write):
+        assert "add_input_grad_kernel" in ptxas
