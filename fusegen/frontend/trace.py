@@ -186,13 +186,13 @@ def _in_place(node, modules):
 class _Reader:
     """Walks the traced graph after the Linear, one node at a time, keeping which chain value each node holds."""
 
-    def __init__(self, model, modules, path, training, hidden, linear_node, follows_mode=frozenset()):
+    def __init__(self, model, modules, path, hidden, linear_node, follows_mode=frozenset()):
         self.params = dict(model.named_parameters())
         # F.dropout / torch.dropout nodes whose `training` argument is the Model's own mode (self.training): it
         # read otherwise when the Model was traced in the other mode (_follows_mode)
         self.follows_mode = follows_mode
         self.buffers = dict(model.named_buffers())
-        self.modules, self.path, self.training, self.hidden = modules, path, training, hidden
+        self.modules, self.path, self.hidden = modules, path, hidden
         self.stages = []
         self.producers = [linear_node]  # chain value k (0: the Linear's output) -> the node that made it
         self.value = {linear_node: 0}  # node -> the chain value it holds (aliases: identities, in-place ops)
@@ -819,7 +819,6 @@ def trace_layers(model, path="<model>"):
     tracer = _GradModeTracer()
     tracer.record_stack_traces = True
     graph = tracer.trace(model)
-    training = model.training
     modules = dict(model.named_modules())
     params = dict(model.named_parameters())
     nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output", "get_attr")]
@@ -845,7 +844,7 @@ def trace_layers(model, path="<model>"):
                 chains.append(reader.chain(*layer[:-1]))
                 layer = following
             _check_grad_on(node, modules, path)
-            reader = _Reader(model, modules, path, training, layer[1], node, follows)
+            reader = _Reader(model, modules, path, layer[1], node, follows)
             if not chains:  # the first layer's input is the Model's: a residual of it is read
                 reader.input_nodes, reader.input_size = {inputs[0]}, layer[0]
         elif node not in views:
