@@ -116,8 +116,8 @@ MUTATIONS = (
              "templates/ops/weight_avg_pool.cuh.j2", "const int hi = min(p.n_out - 1, (j + p.padding) / p.stride);",
              "const int hi = min(p.n_out - 1, (j + p.padding) / p.stride) - 1;",
              ("tests/test_gpu_pool.py", "-k", "fp64 and gelu")),
-    Mutation("pool_cache_version", "the cached pooled weight keyed without the parameters' version counters",
-             "templates/module.py.j2", "key = tuple((id(o), t.data_ptr(), t._version, tuple(t.shape), tuple(t.stride()), t.device)",
+    Mutation("pool_cache_version", "the cached pooled (and reduced) weight keyed without the parameters' version counters",
+             "templates/version_cache.py.j2", "key = tuple((id(o), t.data_ptr(), t._version, tuple(t.shape), tuple(t.stride()), t.device)",
              "key = tuple((id(o), t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.device)",
              ("tests/test_gpu_pool.py", "-k", "cached")),
 )
