@@ -25,7 +25,7 @@ from fusegen.plan.weight_pool import split_weight_pool
 from fusegen.spec import SpecError
 
 MODELS = REPO / "tests" / "models"
-POOL_FILES = sorted(p.name for p in MODELS.glob("pool_*.py"))
+POOL_FILES = sorted(p.name for p in MODELS.glob("pool_avg_*.py"))
 
 
 def test_the_windows_are_torchs():
