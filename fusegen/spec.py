@@ -5,7 +5,7 @@ import dataclasses
 import math
 
 from .dtypes import AUTOCAST_TYPES, ELEMENTS, FLOAT32, dtype as element_type
-from .ops import COLUMN, FULL, ROW, ROW_VALUE, op
+from .ops import COLUMN, FULL, ROW, ROW_VALUE, WINDOW, op
 from .ops.pool import pooled_width
 
 
@@ -96,13 +96,13 @@ class Spec:
                 raise SpecError(f"{field} must be an int, got {value!r} ({type(value).__name__})")
             if value <= 0:
                 raise SpecError(f"{field} must be a positive int, got {value}")
-        pools = [i for i, s in enumerate(self.stages) if s.kind == "avg_pool"]
+        pools = [i for i, s in enumerate(self.stages) if op(s.kind).reduces == WINDOW]
         if pools and pools != [0]:
-            raise SpecError(f"stage {pools[-1]} (AvgPool1d): a pool over the features is generated right after the "
-                            "Linear, once (its weight pooled alike); after other stages it is not yet")
+            raise SpecError(f"stage {pools[-1]} ({op(self.stages[pools[-1]].kind).title}): a pool over the features "
+                            "is generated right after the Linear, once; after other stages it is not yet")
         if pools and self.features < 1:
-            raise SpecError(f"{op('avg_pool').title_of(self.stages[0])} makes no window of {self.hidden_size} "
-                            "features")
+            raise SpecError(f"{op(self.stages[0].kind).title_of(self.stages[0])} makes no window of "
+                            f"{self.hidden_size} features")
         if self.features % self.num_groups:
             raise SpecError(
                 f"hidden_size ({self.features}) must be divisible by num_groups ({self.num_groups}); "
@@ -158,6 +158,9 @@ class Spec:
                                                             shapes[s.param("src")] == FULL):
                 raise SpecError(f"stage {i} ({o.title_of(s)}) reads chain value {s.param('src')}: it must be an "
                                 "earlier (batch, hidden) value")
+            if s.kind in ("residual", "row_combine") and s.param("src") == 0 and self.max_pool:
+                raise SpecError(f"stage {i} ({o.title_of(s)}) reads the Linear's output from before the MaxPool1d "
+                                "(a residual across the pool): not generated")
             shapes.append(shapes[-1] if o.makes == "same" else o.makes)
         return tuple(shapes)
 
@@ -199,10 +202,16 @@ class Spec:
     @property
     def features(self) -> int:
         """The chain's width after the Linear: hidden_size, or what a pool right after it leaves of it."""
-        if self.stages and self.stages[0].kind == "avg_pool":
+        if self.stages and op(self.stages[0].kind).reduces == WINDOW:
             p = dict(self.stages[0].params)
-            return pooled_width(self.hidden_size, p["kernel_size"], p["stride"], p["padding"], p["ceil_mode"])
+            return pooled_width(self.hidden_size, p["kernel_size"], p["stride"], p["padding"], p["ceil_mode"],
+                                p.get("dilation", 1))
         return self.hidden_size
+
+    @property
+    def max_pool(self) -> bool:
+        """The chain starts with a MaxPool1d over the features (the GEMM keeps hidden_size, the rest `features`)."""
+        return bool(self.stages) and self.stages[0].kind == "max_pool"
 
 
 def _near_divisors(n, k):

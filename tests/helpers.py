@@ -158,7 +158,7 @@ def build_file_sizes(files, models, out, plan_of):
     """(name, "small" / "big") -> (model file, module path): each of `files` (in `models`) at its own size and
     scaled to real use (scaled_copy), planned by plan_of(model file), written under `out` and built in parallel.
     What check_file_sizes_fp64 reads."""
-    (out / "big").mkdir()
+    (out / "big").mkdir(parents=True)
     paths = {}
     for name in files:
         for size in ("small", "big"):

@@ -351,10 +351,11 @@ def test_a_linear_alone_is_the_identity_chain_not_the_headline(tmp_path):
      ["x = torch.relu(self.fc(x))", "x = torch.mm(x, self.w2)  # here"], "mm (a second GEMM: a model"),
     ([], ["x = torch.relu(x)  # here", "x = self.fc(x)"], "relu (the layer must start with a Linear of its input"),
     ([], ["x = self.fc(x)", "x = F.gelu(x, approximate='erf')  # here"], "gelu (GELU with approximate='erf'"),
-    (["self.pool = nn.MaxPool1d(2)"], ["x = self.fc(x)", "x = self.pool(x.unsqueeze(1))  # here", "x = x.squeeze(1)"],
-     "unsqueeze (a pool over the features (MaxPool1d on x.unsqueeze(1)"),
-    ([], ["x = self.fc(x)", "x = F.max_pool1d(x.unsqueeze(1), 4, 2)  # here", "x = x.squeeze(1)"],
-     "unsqueeze (a pool over the features (F.max_pool1d on x.unsqueeze(1)"),
+    (["self.pool = nn.AdaptiveMaxPool1d(2)"], ["x = self.fc(x)", "x = self.pool(x.unsqueeze(1))  # here",
+                                               "x = x.squeeze(1)"],
+     "unsqueeze (a pool over the features (AdaptiveMaxPool1d on x.unsqueeze(1)"),
+    ([], ["x = self.fc(x)", "x = F.adaptive_avg_pool1d(x.unsqueeze(1), 4)  # here", "x = x.squeeze(1)"],
+     "unsqueeze (a pool over the features (F.adaptive_avg_pool1d on x.unsqueeze(1)"),
 ])
 def test_refusals_of_what_the_stages_cannot_be(tmp_path, init, body, words):
     path = _model_file(tmp_path, init, body + ["return " + body[-1].split(" = ")[0]])
@@ -525,10 +526,11 @@ def _draw_stage(draw, i, kind, residual_sources):
     return pick([([f"{m} = nn.{modules[kind]}()"], f"{m}(x)")] + [([], f) for f in fns]) + ((),)
 
 
-# the row ops, the BatchNorm and the pool: their spellings are read from tests/models/row_*.py, bn_*.py and pool_*.py
-# (test_rows.py, test_batchnorm.py, test_pool.py) and the GPU random chains
+# the row ops, the BatchNorm and the pools: their spellings are read from tests/models/row_*.py, bn_*.py and pool_*.py
+# (test_rows.py, test_batchnorm.py, test_pool.py, test_max_pool.py) and the GPU random chains
 # (and the residual of the layer's input, which needs in == out features: tests/test_input_residual.py)
-ROW_OPS = ("softmax", "log_softmax", "row_reduce", "row_combine", "batch_norm", "avg_pool", "input_residual")
+ROW_OPS = ("softmax", "log_softmax", "row_reduce", "row_combine", "batch_norm", "avg_pool", "max_pool",
+           "input_residual")
 IDENTITIES = ["F.dropout(x, 0.0)", "F.dropout(x, 0.3, training=False)", "self.idt(x)"]
 
 

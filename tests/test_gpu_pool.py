@@ -15,7 +15,7 @@ from fusegen.frontend import load_model_file, model_spec
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
 
 MODELS = REPO / "tests" / "models"
-FILES = sorted(p.name for p in MODELS.glob("pool_*.py"))
+FILES = sorted(p.name for p in MODELS.glob("pool_avg_*.py"))
 
 
 @pytest.fixture(scope="module")

@@ -44,10 +44,17 @@ def test_every_op_has_device_code_with_forward_and_backward(kind):
         for name in o.scalars:  # runtime scalars are read through their slots
             assert f'.slot("{name}")' in cols, f"the column kernels do not read {kind}'s scalar {name}"
         return
-    if o.reduces == WINDOW:  # a pool over the features, run on the Linear's weight: forward and backward kernels
+    if o.reduces == WINDOW and o.accumulate:  # an average pool, run on the Linear's weight: its kernels both ways
         text = (TEMPLATES / "ops" / f"weight_{kind}.cuh.j2").read_text()
         for fn in ("pool_weight_kernel", "pool_weight_grad_kernel", "pool_window"):
             assert re.search(rf"\b{fn}\(", text), f"weight_{kind}: {fn}"
+        return
+    if o.reduces == WINDOW:  # a max pool, read by the row kernels: its width, a window's value and its backward
+        text = (TEMPLATES / "ops" / f"pool_{kind}.cuh.j2").read_text()
+        for fn in ("width", "fwd", "bwd"):
+            assert re.search(rf"\b{fn}\(", text), f"pool_{kind}: {fn}"
+        for name in o.choices:
+            assert f'st.choice("{name}")' in text, f"pool_{kind} does not express its choice {name}"
         return
     assert o.reduces == ELEMENTWISE
     if kind == "residual":  # reads two chain values: composed in the chain itself
@@ -88,7 +95,8 @@ def test_every_op_declares_its_element_types_and_the_plan_carries_them():
 
     for kind, o in OPS.items():
         assert o.compute in DTYPES, kind
-        assert (o.accumulate in DTYPES) if o.reduces != ELEMENTWISE else not o.accumulate, kind
+        # (a reduction's state has a type; a max pool selects, keeping none)
+        assert (o.accumulate in DTYPES) if o.reduces != ELEMENTWISE and kind != "max_pool" else not o.accumulate, kind
     p = fusegen.plan(Spec(64, 64, 4))
     assert (p.element.name, p.compute.name, p.statistics.name) == ("float32", "float32", "float64")
     cuda = fusegen.render_cuda(p)

@@ -25,7 +25,7 @@ from fusegen.plan.weight_pool import split_weight_pool
 from fusegen.spec import SpecError
 
 MODELS = REPO / "tests" / "models"
-POOL_FILES = sorted(p.name for p in MODELS.glob("pool_*.py"))
+POOL_FILES = sorted(p.name for p in MODELS.glob("pool_avg_*.py"))
 
 
 def test_the_windows_are_torchs():
@@ -91,9 +91,9 @@ def test_every_spelling_reads_as_one_pool(spelling, tmp_path):
 
 
 @pytest.mark.parametrize("init, body, words", [
-    (["self.pool = nn.MaxPool1d(2)"], ["x = self.pool(self.fc(x).unsqueeze(1)).squeeze(1)"],
-     "MaxPool1d on x.unsqueeze(1)"),
-    ([], ["x = F.max_pool1d(self.fc(x).unsqueeze(1), 2).squeeze(1)"], "F.max_pool1d"),
+    (["self.pool = nn.AdaptiveMaxPool1d(4)"], ["x = self.pool(self.fc(x).unsqueeze(1)).squeeze(1)"],
+     "AdaptiveMaxPool1d on x.unsqueeze(1)"),
+    ([], ["x = F.lp_pool1d(self.fc(x).unsqueeze(1), 2.0, 2).squeeze(1)"], "F.lp_pool1d"),
     (["self.pool = nn.AvgPool1d(2)"], ["x = torch.relu(self.fc(x))", "x = self.pool(x.unsqueeze(1)).squeeze(1)"],
      "after other stages"),
     (["self.pool = nn.AvgPool1d(2)"], ["x = self.pool(self.fc(x).unsqueeze(1))"], "(batch, 1, features) view"),

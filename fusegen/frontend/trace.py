@@ -17,7 +17,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..ops import COLUMN, FULL, OPS, ROW_VALUE, op
-from ..ops.pool import pooled_width
+from ..ops.pool import max_window, pooled_width
 from ..spec import HEADLINE_KINDS, Spec, Stage
 
 # stage kind -> how it appears (for messages and the README table)
@@ -337,8 +337,9 @@ class _Reader:
 
     def reads_pool_view(self, node):
         """node is a pool or .squeeze(1) of the (batch, 1, hidden) view."""
-        return (node.op == "call_module" and isinstance(self.modules.get(node.target), nn.AvgPool1d)) or \
-            (node.op == "call_function" and node.target in (F.avg_pool1d, torch.squeeze)) or _method(node) == "squeeze"
+        return (node.op == "call_module" and isinstance(self.modules.get(node.target), (nn.AvgPool1d, nn.MaxPool1d))) \
+            or (node.op == "call_function" and node.target in (F.avg_pool1d, F.max_pool1d, torch.squeeze)) or \
+            _method(node) == "squeeze"
 
     def view_dim(self, node, dim, what):
         if dim not in (1, -2):
@@ -347,26 +348,47 @@ class _Reader:
 
     def avg_pool(self, node, kernel_size, stride, padding, ceil_mode, count_include_pad):
         """AvgPool1d over the features (the Linear's output viewed (batch, 1, hidden)), right after the Linear."""
+        k, s, p, _ = self.pool_window(node, "AvgPool1d", kernel_size, stride, padding, 1, ceil_mode)
+        return Stage("avg_pool", (("kernel_size", k), ("stride", s), ("padding", p), ("ceil_mode", bool(ceil_mode)),
+                                  ("count_include_pad", bool(count_include_pad))))
+
+    def max_pool(self, node, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+        """MaxPool1d over the features, right after the Linear."""
+        if return_indices:
+            self.refuse(node, "MaxPool1d(return_indices=True): the indices are not generated (the pooled values are)")
+        k, s, p, d = self.pool_window(node, "MaxPool1d", kernel_size, stride, padding, dilation, ceil_mode)
+        return Stage("max_pool", (("kernel_size", k), ("stride", s), ("padding", p), ("dilation", d),
+                                  ("ceil_mode", bool(ceil_mode))))
+
+    def pool_window(self, node, what, kernel_size, stride, padding, dilation, ceil_mode):
+        """(kernel_size, stride, padding, dilation) of a pool over the features as ints, checked as torch checks
+        them; the later stages see the pooled width."""
         if node.args[0] not in self.unsqueezed:
             self.refuse(node, "a pool of a value that is not the chain's x.unsqueeze(1)")
         if self.stages:
-            self.refuse(node, "a pool over the features after other stages: it is generated right after the Linear "
-                              "(its weight pooled alike), not yet elsewhere")
-        k, s, p = (v[0] if isinstance(v, (tuple, list)) and len(v) == 1 else v
-                   for v in (kernel_size, kernel_size if stride is None or stride == () or stride == [] else stride,
-                             padding))
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (k, s, p)) or k < 1 or s < 1 or p < 0:
-            self.refuse(node, f"AvgPool1d(kernel_size={kernel_size!r}, stride={stride!r}, padding={padding!r}): "
-                              "positive ints expected (padding >= 0)")
+            self.refuse(node, "a pool over the features after other stages: it is generated right after the Linear, "
+                              "not yet elsewhere")
+        k, s, p, d = (v[0] if isinstance(v, (tuple, list)) and len(v) == 1 else v
+                      for v in (kernel_size, kernel_size if stride is None or stride == () or stride == [] else stride,
+                                padding, dilation))
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (k, s, p, d)) or min(k, s, d) < 1 or p < 0:
+            self.refuse(node, f"{what}(kernel_size={kernel_size!r}, stride={stride!r}, padding={padding!r}"
+                              f"{', dilation=%r' % (dilation,) if dilation != 1 else ''}): positive ints expected "
+                              "(padding >= 0)")
         if p > k // 2:
-            self.refuse(node, f"AvgPool1d padding {p} over half its kernel_size {k} (torch refuses it too)")
-        width = pooled_width(self.hidden, k, s, p, bool(ceil_mode))
+            self.refuse(node, f"{what} padding {p} over half its kernel_size {k} (torch refuses it too)")
+        width = pooled_width(self.hidden, k, s, p, bool(ceil_mode), d)
         if width < 1:
-            self.refuse(node, f"AvgPool1d(kernel_size={k}) over {self.hidden} features makes no window")
+            self.refuse(node, f"{what}(kernel_size={k}{', dilation=%d' % d if d != 1 else ''}) over {self.hidden} "
+                              "features makes no window")
+        empty = [w for w in (0, width - 1) if not max_window(w, self.hidden, k, s, p, d)]
+        if empty:
+            self.refuse(node, f"{what}(kernel_size={k}, stride={s}, padding={p}, dilation={d}) over {self.hidden} "
+                              f"features: window {empty[0]} holds only padding (torch's value there is -inf, its index "
+                              "outside the row): not generated")
         self.hidden = width  # what the later stages see
         self.unsqueezed.add(node)
-        return Stage("avg_pool", (("kernel_size", k), ("stride", s), ("padding", p), ("ceil_mode", bool(ceil_mode)),
-                                  ("count_include_pad", bool(count_include_pad))))
+        return k, s, p, d
 
     def pool_after(self, node):
         """The pool that reads this unsqueeze's result, in words, or "" (the spelling of a pool over the features)."""
@@ -387,6 +409,8 @@ class _Reader:
         self.unary_input(node)
         if isinstance(m, nn.AvgPool1d):
             return self.avg_pool(node, m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad)
+        if isinstance(m, nn.MaxPool1d):
+            return self.max_pool(node, m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode, m.return_indices)
         if isinstance(m, nn.GroupNorm):
             if m.num_channels != self.hidden:
                 self.refuse(node, f"a GroupNorm over {m.num_channels} channels after a Linear with {self.hidden} "
@@ -418,14 +442,14 @@ class _Reader:
         method = _method(node)
         if method == "unsqueeze" or fn is torch.unsqueeze:
             pool = self.pool_after(node)
-            if pool in ("AvgPool1d", "F.avg_pool1d"):
+            if pool in ("AvgPool1d", "F.avg_pool1d", "MaxPool1d", "F.max_pool1d"):
                 self.unary_input(node)
                 self.view_dim(node, _arg(node, 1, "dim"), "unsqueeze")
                 self.unsqueezed.add(node)
                 return "identity"
             if pool:
                 self.refuse(node, f"a pool over the features ({pool} on x.unsqueeze(1), then .squeeze(1)): not "
-                                  "generated yet (AvgPool1d / F.avg_pool1d right after the Linear is); pools over "
+                                  "generated yet (AvgPool1d / MaxPool1d right after the Linear are); pools over "
                                   "the batch or other dims are not either")
         if (method == "squeeze" or fn is torch.squeeze) and node.args and node.args[0] in self.unsqueezed:
             if node.args[0] not in self.producers:
@@ -436,6 +460,10 @@ class _Reader:
             return self.avg_pool(node, _arg(node, 1, "kernel_size"), _arg(node, 2, "stride"),
                                  _arg(node, 3, "padding", 0), _arg(node, 4, "ceil_mode", False),
                                  _arg(node, 5, "count_include_pad", True))
+        if fn is F.max_pool1d:
+            return self.max_pool(node, _arg(node, 1, "kernel_size"), _arg(node, 2, "stride"),
+                                 _arg(node, 3, "padding", 0), _arg(node, 4, "dilation", 1),
+                                 _arg(node, 5, "ceil_mode", False), _arg(node, 6, "return_indices", False))
         if fn in _RELU or method == "relu":
             self.unary_input(node)
             return Stage("relu")

@@ -6,8 +6,9 @@ the accuracy bar read it instead of keeping tables of their own. An op's device 
   to one value a row) and backward (`bwd`, with `bwd_add`: the row sums its backward needs);
 - a reduction over the batch (a column of the output): `templates/ops/column_<kind>.cuh.j2`, a struct with what
   a column keeps (`Col`), the forward (`fwd`) and backward (`bwd`, with `bwd_add`: the column sums it needs);
-- a pool over the features (AvgPool1d): `templates/ops/weight_<kind>.cuh.j2`, kernels that pool the Linear's
-  weight (forward) and map the pooled weight's gradient back (backward), plan/weight_pool.py;
+- a pool over the features: AvgPool1d as `templates/ops/weight_avg_pool.cuh.j2`, kernels that pool the Linear's
+  weight (forward) and map the pooled weight's gradient back (backward), plan/weight_pool.py; MaxPool1d as
+  `templates/ops/pool_max_pool.cuh.j2`, the row kernels' read of a window's maximum and its backward's target;
 - the GroupNorm: its fused epilogues per strategy and its backward kernel (templates/epilogue); beside row
   reductions, one of the row kernels' reductions: `templates/ops/reduce_group_norm.cuh.j2` (per group: forward,
   `bwd_add` for the group sums its backward needs, `bwd`).
@@ -20,7 +21,7 @@ with ops/op.py; this package's face assembles the registry, OPS, in a fixed orde
 from .batch_norm import BATCH_NORM
 from .elementwise import ELEMENTWISE_OPS
 from .group_norm import GROUP_NORM
-from .pool import AVG_POOL
+from .pool import AVG_POOL, MAX_POOL
 from .op import COLUMN, ELEMENTWISE, FP32, FULL, GROUP, PROMOTES, ROW, ROW_VALUE, SAME, WINDOW, Op
 from .rows import LOG_SOFTMAX, REDUCTIONS, ROW_COMBINE, ROW_REDUCE, SOFTMAX
 
@@ -28,7 +29,7 @@ __all__ = ["Op", "OPS", "op", "chain_title", "ELEMENTWISE", "GROUP", "ROW", "COL
            "REDUCTIONS", "SAME", "FP32", "PROMOTES"]
 
 OPS = {o.kind: o for o in (GROUP_NORM, *ELEMENTWISE_OPS, SOFTMAX, LOG_SOFTMAX, ROW_REDUCE, BATCH_NORM, ROW_COMBINE,
-                           AVG_POOL)}
+                           AVG_POOL, MAX_POOL)}
 
 
 def op(kind: str) -> Op:

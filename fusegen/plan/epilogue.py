@@ -2,7 +2,7 @@
 slots; with row or column reductions its role in their kernels, its places in the per-row statistics and sums)."""
 import dataclasses
 
-from ..ops import COLUMN, GROUP, ROW, ROW_VALUE, SAME, op
+from ..ops import COLUMN, GROUP, ROW, ROW_VALUE, SAME, WINDOW, op
 from ..spec import Spec, SpecError
 
 ROW_STATS = 2  # doubles each row reduction keeps per row for backward (its state, finished)
@@ -21,7 +21,8 @@ class StagePlan:
     # Row and column strategies. role: how their kernels run it: "ew" (element-wise on the tensor), "residual",
     # "row_ew" (element-wise on a row value: once a row), "reduce" (tensor -> row value), "norm" (a row reduction
     # back onto the tensor: softmax), "combine" (a row value against the tensor), "cnorm" (the BatchNorm),
-    # "gnorm" (a GroupNorm beside row reductions: a reduction over each group of the row)
+    # "gnorm" (a GroupNorm beside row reductions: a reduction over each group of the row), "pool" (a MaxPool1d
+    # right after the Linear: the row kernels read its windows' maxima of z as the chain's first value)
     role: str = "ew"
     # reduce, norm: its ROW_STATS doubles in the per-row statistics; gnorm: 2 a group, after every other's
     stats_at: int = -1
@@ -55,7 +56,7 @@ class StagePlan:
         none: the chain adds it)."""
         if self.kind == "residual":
             return ""
-        prefix = {ROW: "reduce", GROUP: "reduce", COLUMN: "column"}.get(op(self.kind).reduces, "stage")
+        prefix = {ROW: "reduce", GROUP: "reduce", COLUMN: "column", WINDOW: "pool"}.get(op(self.kind).reduces, "stage")
         return f"ops/{prefix}_{self.kind}.cuh.j2"
 
     @property
@@ -82,6 +83,8 @@ def _role(spec, i) -> str:
         return "cnorm"
     if o.reduces == GROUP:
         return "gnorm"
+    if o.reduces == WINDOW:
+        return "pool"
     if o.reduces == ROW:
         return "reduce" if o.makes == ROW_VALUE else "norm"
     if o.takes == ROW_VALUE:
@@ -93,7 +96,13 @@ def _role(spec, i) -> str:
 
 def row_team(spec) -> int:
     """Row strategy: threads that walk one row (a warp for rows of up to 1024 values, else a block)."""
-    return 32 if spec.hidden_size <= 1024 else 256
+    return 32 if spec.features <= 1024 else 256
+
+
+def runs_on_rows(spec) -> bool:
+    """The chain runs in the row kernels (the row strategy): a reduction over the row, or a MaxPool1d (the rows
+    read z's windows)."""
+    return spec.has_row_reduction or spec.max_pool
 
 
 def _row_tail(roles, i) -> tuple:
@@ -121,7 +130,9 @@ def plan_chain(spec: Spec):
     ((stage index, param name) each)."""
     stages, scalar_slots, chan_slots = [], [], []
     chain = spec.chain
-    rows, cols = spec.has_row_reduction, spec.column_norm >= 0
+    rows, cols = runs_on_rows(spec), spec.column_norm >= 0
+    if cols and spec.max_pool:
+        raise SpecError("a BatchNorm after a MaxPool1d over the features: not generated yet (after a Linear it is)")
     if cols and (rows or spec.has_group_norm):
         raise SpecError("a BatchNorm with a GroupNorm or a row reduction in one chain: not generated yet")
     # beside row reductions the GroupNorm is one of the row kernels' reductions (role gnorm), not the fused one
@@ -147,6 +158,8 @@ def plan_chain(spec: Spec):
         if s.kind == "residual" and not (0 <= src <= i and (gn_index < 0 or (src <= gn_index) == (i < gn_index))):
             raise SpecError(f"stage {i} (residual) adds chain value {src}: it must be an earlier value on the same "
                              f"side of the GroupNorm (at {gn_index})")
+        if s.kind == "input_residual" and spec.max_pool:
+            raise SpecError(f"stage {i} adds the layer's input after a MaxPool1d over the features: not generated yet")
         if s.kind == "input_residual" and spec.input_size != spec.hidden_size:
             raise SpecError(f"stage {i} adds the layer's input ({spec.input_size} features) to {spec.hidden_size}: "
                             "torch adds them element-wise only when equal")

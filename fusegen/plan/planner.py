@@ -8,7 +8,7 @@ from ..dtypes import FLOAT32, DType, dtype
 from ..ops import FULL, op
 from ..spec import TF32, TF32X3, Spec, SpecError
 from .engines import ENGINES, WGMMA_ARCH, WGMMA_GENCODE, GemmTile, MmaTile, WgmmaTile
-from .epilogue import _next_pow2, _row_tail, autocast_values, plan_chain, row_team
+from .epilogue import _next_pow2, _row_tail, autocast_values, plan_chain, row_team, runs_on_rows
 from .algebra import fold
 from .row_sum import find_row_sum, plan_row_sum
 from .weight_pool import WeightPool, split_weight_pool
@@ -155,6 +155,11 @@ class Plan:
         return self.gn_index + 1 if self.gn_index >= 0 else 0
 
     @property
+    def max_pool(self):
+        """The MaxPool1d right after the Linear (its StagePlan; the row kernels read its windows of z), or None."""
+        return next((s for s in self.stages if s.role == "pool"), None)
+
+    @property
     def column_norm(self) -> int:
         """The BatchNorm's stage index (column strategy), -1: none."""
         return self.spec.column_norm
@@ -218,7 +223,7 @@ class Plan:
 
     @property
     def _row_groups(self) -> int:
-        return self.spec.hidden_size // self.row_group_width if self.row_group_width else 0
+        return self.spec.features // self.row_group_width if self.row_group_width else 0
 
     @property
     def gn_backward_one_pass(self) -> bool:
@@ -458,7 +463,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
                                                         warps_n=mma_tile.warps_n, stages=mma_tile.stages)
     # FRAGMENT: mma.sync's fragment gives a quad of lanes a row's columns (a group must fit a warp's width);
     # wgmma's gives lanes 4 apart a row's 16 columns of a warp. Beside wgmma the mma.sync fallback must fit too.
-    if spec.has_row_reduction:
+    if runs_on_rows(spec):
         strategy, pieces = ROWS, 1
     elif spec.column_norm >= 0:
         strategy, pieces = COLS, 1
