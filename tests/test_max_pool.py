@@ -61,8 +61,8 @@ def test_the_windows_and_their_elements_are_torchs():
 def test_the_plan_runs_the_pool_in_the_row_kernels(name, tmp_path):
     spec = model_spec(MODELS / name)[0]
     p = fusegen.plan(spec)
-    assert spec.chain[0].kind == "max_pool" and spec.max_pool and spec.features != spec.hidden_size or True
-    assert p.group_strategy == "rows" and p.max_pool is not None and p.max_pool.role == "pool"
+    assert spec.chain[0].kind == "max_pool" and spec.feature_pool and spec.features != spec.hidden_size or True
+    assert p.group_strategy == "rows" and p.row_pool is not None and p.row_pool.role == "pool"
     assert p.weight_pool is None and p.spec.hidden_size == spec.hidden_size and "mpool" in p.module_name
     source = fusegen.write_module(p, tmp_path).read_text()
     assert f"FEATURES = {spec.features}" in source and f"HIDDEN_SIZE = {spec.hidden_size}" in source

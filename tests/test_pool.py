@@ -22,7 +22,6 @@ from fusegen.codegen import render_binding, render_cuda
 from fusegen.frontend import ModelError, model_spec
 from fusegen.ops.pool import pooled_width, window
 from fusegen.plan.weight_pool import split_weight_pool
-from fusegen.spec import SpecError
 
 MODELS = REPO / "tests" / "models"
 POOL_FILES = sorted(p.name for p in MODELS.glob("pool_avg_*.py"))
@@ -111,10 +110,34 @@ def test_what_is_not_generated_is_refused_by_name(init, body, words, tmp_path):
     assert words in str(e.value) and f"{path.name}:" in str(e.value), str(e.value)
 
 
-def test_a_pool_in_16_bits_is_refused_until_generated():
-    spec = dataclasses.replace(model_spec(MODELS / "pool_avg_gelu_scale_max.py")[0], dtype="bfloat16")
-    with pytest.raises(SpecError, match="AvgPool1d.*bfloat16 layer: not generated yet"):
-        fusegen.plan(spec)
+@pytest.mark.parametrize("change", [dict(dtype="bfloat16"), dict(dtype="float16"), dict(autocast="bfloat16")])
+def test_a_16_bit_average_pool_runs_in_the_row_kernels(change):
+    """In 16 bits the reference averages z rounded to 16 bits: the row kernels read z's windows as it holds them
+    (templates/ops/pool_avg_pool.cuh.j2) instead of the pooled weight."""
+    spec = dataclasses.replace(model_spec(MODELS / "pool_avg_padded_gn.py")[0], **change)
+    p = fusegen.plan(spec)
+    assert p.weight_pool is None and p.group_strategy == "rows" and p.row_pool.kind == "avg_pool"
+    assert (p.spec.hidden_size, p.spec.features) == (spec.hidden_size, spec.features)
+    assert "struct P0" in render_cuda(p) and "__fdiv_rn(sum, divisor(w, nz))" in render_cuda(p)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found")
+@pytest.mark.parametrize("name", POOL_FILES)
+def test_16_bit_pool_kernels_compile_without_spills(name, tmp_path):
+    cu = tmp_path / "kernels.cu"
+    for plan_arch, arch in (((8, 0), "-arch=sm_80"), ((9, 0), "-arch=sm_90a")):  # mma.sync, wgmma
+        spec = dataclasses.replace(model_spec(MODELS / name)[0], dtype="bfloat16")
+        cu.write_text(render_cuda(fusegen.plan(spec, arch=plan_arch, fixed_sizes=False)))
+        r = subprocess.run([NVCC, arch, "-O3", "-c", str(cu), "-o", str(tmp_path / "k.o"), "-Xptxas", "-v",
+                            *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True)
+        assert r.returncode == 0, r.stdout[-4000:]
+        spills, kernel = [], ""
+        for ln in r.stdout.splitlines():
+            kernel = ln.split("'")[1] if "Compiling entry function" in ln else kernel
+            if "rows_" in kernel and "spill" in ln and " 0 bytes spill stores, 0 bytes spill loads" not in ln:
+                spills.append(f"{kernel}: {ln.strip()}")
+        assert not spills, "\n".join(spills)
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
