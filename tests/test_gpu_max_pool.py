@@ -97,17 +97,9 @@ def test_bfloat16_max_pool_matches_the_reference_in_its_type(name, built):
 
 @pytest.mark.parametrize("name", HALF_FILES["autocast"])
 def test_max_pool_under_autocast_matches_the_reference_under_it(name, built):
-    from test_gpu_dtypes import check_against_reference
+    from test_gpu_dtypes import check_file_under_autocast
 
-    model_file, module = load_model_file(MODELS / name), import_file(built[name, "autocast"], poison=True)
-    init = model_file.get_init_inputs()
-    torch.manual_seed(0)
-    ref = model_file.Model(*init).cuda()
-    torch.manual_seed(0)
-    new = module.ModelNew(*init).cuda()
-    batch, input_size = model_file.get_inputs()[0].shape
-    check_against_reference(new, ref, batch, input_size, "normal", torch.float32, f"{name} autocast",
-                            autocast=torch.bfloat16)
+    check_file_under_autocast(MODELS / name, built[name, "autocast"], f"{name} autocast", dist="normal")
 
 
 def test_max_pool_runs_inside_torch_compile(built):
