@@ -158,9 +158,9 @@ class Spec:
                                                             shapes[s.param("src")] == FULL):
                 raise SpecError(f"stage {i} ({o.title_of(s)}) reads chain value {s.param('src')}: it must be an "
                                 "earlier (batch, hidden) value")
-            if s.kind in ("residual", "row_combine") and s.param("src") == 0 and self.max_pool:
-                raise SpecError(f"stage {i} ({o.title_of(s)}) reads the Linear's output from before the MaxPool1d "
-                                "(a residual across the pool): not generated")
+            if s.kind in ("residual", "row_combine") and s.param("src") == 0 and self.feature_pool:
+                raise SpecError(f"stage {i} ({o.title_of(s)}) reads the Linear's output from before the "
+                                f"{op(self.stages[0].kind).title} (a residual across the pool): not generated")
             shapes.append(shapes[-1] if o.makes == "same" else o.makes)
         return tuple(shapes)
 
@@ -209,9 +209,10 @@ class Spec:
         return self.hidden_size
 
     @property
-    def max_pool(self) -> bool:
-        """The chain starts with a MaxPool1d over the features (the GEMM keeps hidden_size, the rest `features`)."""
-        return bool(self.stages) and self.stages[0].kind == "max_pool"
+    def feature_pool(self) -> bool:
+        """The chain starts with a pool over the features (the GEMM keeps hidden_size, the rest `features`; an
+        average pool the planner runs on the weight leaves the chain first: plan/weight_pool.py)."""
+        return bool(self.stages) and op(self.stages[0].kind).reduces == WINDOW
 
 
 def _near_divisors(n, k):

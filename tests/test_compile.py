@@ -128,15 +128,15 @@ def _ptxas_report(stderr):
     return rows
 
 
-def compiles_without_spills(spec, tmp_path, tolerated=lambda function, stores, loads: False):
+def compiles_without_spills(spec, tmp_path, tolerated=lambda function, stores, loads: False, fixed_sizes=True):
     """spec's kernels rendered for sm_80 (mma.sync) and sm_90a (wgmma) and compiled with ptxas -v under torch's
     nvcc flags: no error, no spill but sm_80's known one and what `tolerated` accepts. Returns
-    [(rendered source, ptxas output)], one an arch."""
+    [(rendered source, ptxas output)], one an arch. fixed_sizes: as plan()'s (False: the sizes the tests build)."""
     from test_chains import TORCH_NVCC_FLAGS
 
     cu, built = tmp_path / "kernels.cu", []
     for plan_arch, arch in (((8, 0), "-arch=sm_80"), ((9, 0), "-arch=sm_90a")):
-        cu.write_text(fusegen.render_cuda(fusegen.plan(spec, arch=plan_arch)))
+        cu.write_text(fusegen.render_cuda(fusegen.plan(spec, arch=plan_arch, fixed_sizes=fixed_sizes)))
         r = subprocess.run([NVCC, arch, "-O3", "-c", str(cu), "-o", str(tmp_path / "k.o"), "-Xptxas", "-v",
                             *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            universal_newlines=True)

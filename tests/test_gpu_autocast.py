@@ -11,10 +11,10 @@ import torch
 
 from helpers import gpu_available, import_file, prebuild, reference_namespace, selected_params
 from test_gpu_chains import MODELS, scaled_copy
-from test_gpu_dtypes import DTYPES, ENGINES, _engines, check_against_reference
+from test_gpu_dtypes import DTYPES, ENGINES, _engines, check_against_reference, check_file_under_autocast
 
 import fusegen
-from fusegen.frontend import load_model_file, model_spec
+from fusegen.frontend import model_spec
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
 
@@ -66,12 +66,4 @@ def test_headline_under_autocast_matches_the_reference_under_it(dtype, shape, en
 def test_model_file_under_autocast_matches_the_reference_under_it(name, engine, built):
     for size in ("small", "big"):
         f, path = built[name, size, engine]
-        model_file, module = load_model_file(f), import_file(path, poison=True)
-        init = model_file.get_init_inputs()
-        torch.manual_seed(0)
-        ref = model_file.Model(*init).cuda()
-        torch.manual_seed(0)
-        new = module.ModelNew(*init).cuda()
-        batch, input_size = model_file.get_inputs()[0].shape
-        check_against_reference(new, ref, batch, input_size, "uniform", torch.float32, f"{name} {size}",
-                                autocast=torch.bfloat16)
+        check_file_under_autocast(f, path, f"{name} {size}")

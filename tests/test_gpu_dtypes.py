@@ -237,6 +237,20 @@ def check_files_against_reference(cases, dtype):
                                 first_weight=first_weight)
 
 
+def check_file_under_autocast(f, path, label, dist="uniform", first_weight=None):
+    """check_against_reference for model file f and its float32 module rendered for autocast (bfloat16) at path: both
+    called under torch.autocast, at the batch and input of the file's get_inputs()."""
+    model_file, module = load_model_file(f), import_file(path, poison=True)
+    init = model_file.get_init_inputs()
+    torch.manual_seed(0)
+    ref = model_file.Model(*init).cuda()
+    torch.manual_seed(0)
+    new = module.ModelNew(*init).cuda()
+    batch, input_size = model_file.get_inputs()[0].shape
+    check_against_reference(new, ref, batch, input_size, dist, torch.float32, label, autocast=torch.bfloat16,
+                            first_weight=first_weight)
+
+
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
 def test_a_stage_before_narrow_groups_matches_the_reference(dtype, tmp_path):
     """Mish before a GroupNorm of 3 channels (a random chain that failed the bar while it knew only the reordered

@@ -33,7 +33,7 @@ def built(tmp_path_factory):
 
     def plan_of(f):
         p = fusegen.plan(model_spec(f)[0], fixed_sizes=False, arch=arch)
-        assert p.max_pool is not None and p.group_strategy == "rows", f"{f.name}: the pool is not in the row kernels"
+        assert p.row_pool is not None and p.group_strategy == "rows", f"{f.name}: the pool is not in the row kernels"
         return p
     half = {}
     for kind, change in (("bfloat16", dict(dtype="bfloat16")), ("autocast", dict(autocast="bfloat16"))):
@@ -97,17 +97,9 @@ def test_bfloat16_max_pool_matches_the_reference_in_its_type(name, built):
 
 @pytest.mark.parametrize("name", HALF_FILES["autocast"])
 def test_max_pool_under_autocast_matches_the_reference_under_it(name, built):
-    from test_gpu_dtypes import check_against_reference
+    from test_gpu_dtypes import check_file_under_autocast
 
-    model_file, module = load_model_file(MODELS / name), import_file(built[name, "autocast"], poison=True)
-    init = model_file.get_init_inputs()
-    torch.manual_seed(0)
-    ref = model_file.Model(*init).cuda()
-    torch.manual_seed(0)
-    new = module.ModelNew(*init).cuda()
-    batch, input_size = model_file.get_inputs()[0].shape
-    check_against_reference(new, ref, batch, input_size, "normal", torch.float32, f"{name} autocast",
-                            autocast=torch.bfloat16)
+    check_file_under_autocast(MODELS / name, built[name, "autocast"], f"{name} autocast", dist="normal")
 
 
 def test_max_pool_runs_inside_torch_compile(built):
@@ -119,3 +111,26 @@ def test_max_pool_runs_inside_torch_compile(built):
     model = module.ModelNew(*model_file.get_init_inputs()).cuda()
     x = torch.randn(7, model_file.get_init_inputs()[0], device="cuda")
     assert_compiled_matches_eager(model, x)
+
+
+def test_rows_wider_than_a_warp_run_on_the_block_team(tmp_path):
+    """Over 1024 pooled features the row kernels give a row a block (TEAM 256: block-wide merges, __syncthreads
+    before dz gathers the pairs): pool_max_overlap_gn_gelu.py at 4224 -> 2112 features, against fp64."""
+    from fusegen.tools.accuracy import compare_models
+
+    text = (MODELS / "pool_max_overlap_gn_gelu.py").read_text()
+    for k, v in (("batch_size", 40), ("input_size", 300), ("hidden_size", 4224), ("num_groups", 264)):
+        text = text.replace(next(ln for ln in text.splitlines() if ln.startswith(f"{k} = ")), f"{k} = {v}")
+    f = tmp_path / "pool_max_wide.py"
+    f.write_text(text)
+    p = fusegen.plan(model_spec(f)[0], fixed_sizes=False, arch=torch.cuda.get_device_capability())
+    assert p.row_team == 256 and p.spec.features == 2112
+    path = fusegen.write_module(p, tmp_path / "out")
+    prebuild([path])
+    model_file, module = load_model_file(f), import_file(path)
+    for seed, (batch, dist) in enumerate(((40, "normal"), (1, "uniform"), (77, "laplace"))):
+        report, problems = compare_models(module.ModelNew, model_file.Model, model_file.get_init_inputs(),
+                                          (batch, 300), seed, dist=dist)
+        print(f"\nwide max pool [batch {batch}, {dist}]: " + ", ".join(
+            f"{k} {v[0]:.2g}/{v[1]:.2g}" for k, v in report.items() if isinstance(v, tuple) and k != "kink_flips"))
+        assert not problems, "\n".join(problems)

@@ -88,3 +88,42 @@ def test_pool_runs_inside_torch_compile(built):
     model = module.ModelNew(*model_file.get_init_inputs()).cuda()
     x = torch.randn(7, model_file.get_init_inputs()[0], device="cuda")
     assert_compiled_matches_eager(model, x)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 16-bit layers: the reference averages z rounded to 16 bits, so the pool runs in the row kernels
+# (templates/ops/pool_avg_pool.cuh.j2), checked against the reference in its type (test_gpu_dtypes' bar)
+# --------------------------------------------------------------------------------------------------------------
+HALF_CASES = [("bfloat16", "pool_avg_gelu_scale_max.py"), ("bfloat16", "pool_avg_padded_gn.py"),
+              ("float16", "pool_avg_relu_residual.py"), ("autocast", "pool_avg_padded_gn.py"),
+              ("autocast", "pool_avg_relu_residual.py")]
+
+
+@pytest.fixture(scope="module")
+def built_16(tmp_path_factory):
+    import dataclasses
+
+    from helpers import prebuild
+
+    arch = torch.cuda.get_device_capability()
+    out = tmp_path_factory.mktemp("pool16")
+    paths = {}
+    for kind, name in HALF_CASES:
+        change = dict(autocast="bfloat16") if kind == "autocast" else dict(dtype=kind)
+        p = fusegen.plan(dataclasses.replace(model_spec(MODELS / name)[0], **change), fixed_sizes=False, arch=arch)
+        assert p.row_pool is not None and p.weight_pool is None, f"{name} ({kind}): not in the row kernels"
+        paths[kind, name] = fusegen.write_module(p, out / kind)
+    prebuild(sorted(set(paths.values())))
+    return paths
+
+
+@pytest.mark.parametrize("kind, name", HALF_CASES)
+def test_16_bit_average_pool_matches_the_reference_in_its_type(kind, name, built_16):
+    from test_gpu_dtypes import check_file_under_autocast, check_files_against_reference
+
+    face = model_spec(MODELS / name)[0].interface
+    first_weight = (face.weight, face.weight_in_out)  # (the yardstick reorders the GEMM: pool_avg_padded_gn has x @ w)
+    if kind == "autocast":
+        check_file_under_autocast(MODELS / name, built_16[kind, name], f"{name} autocast", "normal", first_weight)
+    else:
+        check_files_against_reference([(MODELS / name, built_16[kind, name], first_weight)], kind)

@@ -13,8 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from helpers import REPO
-from test_chains import TORCH_NVCC_FLAGS
-from test_compile import NVCC
+from test_compile import NVCC, compiles_without_spills
 from test_from_model import _model_file
 
 import fusegen
@@ -61,8 +60,8 @@ def test_the_windows_and_their_elements_are_torchs():
 def test_the_plan_runs_the_pool_in_the_row_kernels(name, tmp_path):
     spec = model_spec(MODELS / name)[0]
     p = fusegen.plan(spec)
-    assert spec.chain[0].kind == "max_pool" and spec.max_pool and spec.features != spec.hidden_size or True
-    assert p.group_strategy == "rows" and p.max_pool is not None and p.max_pool.role == "pool"
+    assert spec.chain[0].kind == "max_pool" and spec.feature_pool and spec.features != spec.hidden_size
+    assert p.group_strategy == "rows" and p.row_pool is not None and p.row_pool.role == "pool"
     assert p.weight_pool is None and p.spec.hidden_size == spec.hidden_size and "mpool" in p.module_name
     source = fusegen.write_module(p, tmp_path).read_text()
     assert f"FEATURES = {spec.features}" in source and f"HIDDEN_SIZE = {spec.hidden_size}" in source
@@ -126,20 +125,8 @@ def test_a_residual_across_the_pool_and_a_batchnorm_after_it_are_refused():
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
 @pytest.mark.parametrize("name", FILES)
 def test_max_pool_kernels_compile_without_spills(name, tmp_path):
-    cu = tmp_path / "kernels.cu"
-    for plan_arch, arch in (((8, 0), "-arch=sm_80"), ((9, 0), "-arch=sm_90a")):  # mma.sync, wgmma
-        for fixed in (True, False):
-            cu.write_text(render_cuda(fusegen.plan(model_spec(MODELS / name)[0], arch=plan_arch, fixed_sizes=fixed)))
-            r = subprocess.run([NVCC, arch, "-O3", "-c", str(cu), "-o", str(tmp_path / "k.o"), "-Xptxas", "-v",
-                                *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               universal_newlines=True)
-            assert r.returncode == 0, r.stdout[-4000:]
-            spills, kernel = [], ""
-            for ln in r.stdout.splitlines():  # the row kernels (the GEMM engines' have tests of their own)
-                kernel = ln.split("'")[1] if "Compiling entry function" in ln else kernel
-                if "rows_" in kernel and "spill" in ln and " 0 bytes spill stores, 0 bytes spill loads" not in ln:
-                    spills.append(f"{kernel}: {ln.strip()}")
-            assert not spills, "\n".join(spills)
+    for fixed in (True, False):  # (sizes compiled in, and the run-time sizes the GPU tests build)
+        compiles_without_spills(model_spec(MODELS / name)[0], tmp_path, fixed_sizes=fixed)
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from helpers import REPO
 from test_chains import TORCH_NVCC_FLAGS
-from test_compile import NVCC
+from test_compile import NVCC, compiles_without_spills
 from test_from_model import _model_file
 
 import fusegen
@@ -22,7 +22,6 @@ from fusegen.codegen import render_binding, render_cuda
 from fusegen.frontend import ModelError, model_spec
 from fusegen.ops.pool import pooled_width, window
 from fusegen.plan.weight_pool import split_weight_pool
-from fusegen.spec import SpecError
 
 MODELS = REPO / "tests" / "models"
 POOL_FILES = sorted(p.name for p in MODELS.glob("pool_avg_*.py"))
@@ -111,10 +110,22 @@ def test_what_is_not_generated_is_refused_by_name(init, body, words, tmp_path):
     assert words in str(e.value) and f"{path.name}:" in str(e.value), str(e.value)
 
 
-def test_a_pool_in_16_bits_is_refused_until_generated():
-    spec = dataclasses.replace(model_spec(MODELS / "pool_avg_gelu_scale_max.py")[0], dtype="bfloat16")
-    with pytest.raises(SpecError, match="AvgPool1d.*bfloat16 layer: not generated yet"):
-        fusegen.plan(spec)
+@pytest.mark.parametrize("change", [dict(dtype="bfloat16"), dict(dtype="float16"), dict(autocast="bfloat16")])
+def test_a_16_bit_average_pool_runs_in_the_row_kernels(change):
+    """In 16 bits the reference averages z rounded to 16 bits: the row kernels read z's windows as it holds them
+    (templates/ops/pool_avg_pool.cuh.j2) instead of the pooled weight."""
+    spec = dataclasses.replace(model_spec(MODELS / "pool_avg_padded_gn.py")[0], **change)
+    p = fusegen.plan(spec)
+    assert p.weight_pool is None and p.group_strategy == "rows" and p.row_pool.kind == "avg_pool"
+    assert (p.spec.hidden_size, p.spec.features) == (spec.hidden_size, spec.features)
+    assert "struct P0" in render_cuda(p) and "__fdiv_rn(sum, divisor(w, nz))" in render_cuda(p)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found")
+@pytest.mark.parametrize("name", POOL_FILES)
+def test_16_bit_pool_kernels_compile_without_spills(name, tmp_path):
+    spec = dataclasses.replace(model_spec(MODELS / name)[0], dtype="bfloat16")
+    compiles_without_spills(spec, tmp_path, fixed_sizes=False)  # (the row kernels' pool: the GPU tests' build)
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")

@@ -177,11 +177,14 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
          else "- GroupNorm: ")
         + (GROUP_ON_ROWS.format(gw=s.group_width) if plan.row_group_width else
            STRATEGY_WORDS[plan.group_strategy].format(gw=s.group_width, pieces=plan.pieces_per_group)) + ".",
-        *([f"- {op('max_pool').title_of(s.chain[0])}: the GEMM writes z at the Linear's {s.hidden_size} outputs, "
-           f"the row kernels read each of the {s.features} windows' maximum of it as the chain's first value; "
-           "backward sends each window's gradient to the element torch's max_pool1d takes (the first maximum, a NaN "
-           "over anything), summed where windows overlap, and the bias's gradient sums dz at the Linear's width."]
-          if plan.max_pool else []),
+        *([f"- {op(s.chain[0].kind).title_of(s.chain[0])}: the GEMM writes z at the Linear's {s.hidden_size} "
+           f"outputs, the row kernels read each of the {s.features} windows' " +
+           ("maximum of it as the chain's first value; backward sends each window's gradient to the element "
+            "torch's max_pool1d takes (the first maximum, a NaN over anything), summed where windows overlap"
+            if plan.row_pool.kind == "max_pool" else
+            f"average of it (z as the {plan.operand.name} reference holds it, summed in fp32) as the chain's first "
+            "value; backward gives each z column its windows' gradients over their divisors") +
+           ", and the bias's gradient sums dz at the Linear's width."] if plan.row_pool else []),
         "- Sizes: input and hidden " + ("compiled in" if plan.fixed_sizes else "passed at run time") +
         "; any batch. Backward reads z (the GEMM output, kept in training)" +
         (" and the group statistics (float64" + (", computed in fp32 as the 16-bit reference does"

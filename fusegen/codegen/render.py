@@ -142,9 +142,9 @@ def layer(p: Plan):
     drop_slots = [k for k, (i, key) in enumerate(p.scalar_slots) if op(chain[i].kind).random and key == "p"]
     return types.SimpleNamespace(
         headline=face is None,
-        out_dims={"full": "batch, FEATURES" if p.max_pool else "batch, HIDDEN_SIZE", "keepdim": "batch, 1",
+        out_dims={"full": "batch, FEATURES" if p.row_pool else "batch, HIDDEN_SIZE", "keepdim": "batch, 1",
                   "flat": "batch"}[s.out_shape],
-        pool_title=op("max_pool").title_of(chain[0]) if p.max_pool else "",
+        pool_title=op(chain[0].kind).title_of(chain[0]) if p.row_pool else "",
         title=chain_title(chain, p.weight_pool.title if p.weight_pool else None),
         tensors=tensors, tensor_names=names, chan_names=chan_names,
         buffers=buffers, read_buffers=[b["name"] for b in buffers[:2]],
@@ -160,9 +160,9 @@ def layer(p: Plan):
         saved_names=["x", "weight"] + [n for n in names if n not in ("weight", "bias")] + ["z", "mean", "rstd"] +
         (["seed"] if p.seeded else []),
         # values of each gradient after the weight's: a channel's, or a scalar parameter's one
-        # (after a MaxPool1d the chain's parameters have its FEATURES, the bias the Linear's HIDDEN_SIZE)
+        # (after a pool over the features the chain's parameters have its FEATURES, the bias the Linear's HIDDEN_SIZE)
         grad_sizes=["1" if t["name"] in [f"p{k}" for k in p.scalar_chan_slots] else
-                    "FEATURES" if p.max_pool and t["name"] != "bias" else "HIDDEN_SIZE" for t in tensors[1:]],
+                    "FEATURES" if p.row_pool and t["name"] != "bias" else "HIDDEN_SIZE" for t in tensors[1:]],
         arg=lambda name: name if name in present else "empty",
         param_names=", ".join(f"`{t['qualname']}`" for t in tensors if t["name"] not in chan_names) +
         "".join(f", `{chain[i].param(k)}`" for i, k in p.chan_slots) if face else "`fc`, then `gn`",

@@ -1,9 +1,10 @@
 """Pools over the features: AvgPool1d and MaxPool1d on x.unsqueeze(1), right after the Linear.
 
-An average pool is linear in the Linear's output, so it runs as the Linear with its weight and bias pooled the same
-way (plan/weight_pool.py): the GEMM then has the pooled width, and every later stage sees it. Device code:
-templates/ops/weight_avg_pool.cuh.j2, the kernels that pool the weight (forward) and map the pooled weight's
-gradient back (backward).
+An average pool is linear in the Linear's output, so in float32 layers it runs as the Linear with its weight and
+bias pooled the same way (plan/weight_pool.py): the GEMM then has the pooled width, and every later stage sees it.
+Device code: templates/ops/weight_avg_pool.cuh.j2, the kernels that pool the weight (forward) and map the pooled
+weight's gradient back (backward). In 16-bit layers and under autocast (the reference rounds z to 16 bits before
+it averages) it runs as a max pool does, in the row kernels: templates/ops/pool_avg_pool.cuh.j2.
 
 A max pool is not linear: the GEMM keeps the Linear's width and the row kernels read the chain's first value as
 the window's maximum of z (templates/ops/pool_max_pool.cuh.j2); backward sends each window's gradient to the
@@ -13,7 +14,7 @@ from .op import FULL, SAME, WINDOW, Op
 AVG_POOL = Op("avg_pool", "AvgPool1d", "apool",
               "nn.AvgPool1d / F.avg_pool1d on x.unsqueeze(1), then .squeeze(1) (kernel_size, stride, padding, "
               "ceil_mode, count_include_pad as torch), right after the Linear",
-              reduces=WINDOW, takes=FULL, makes=FULL, accumulate="float64",
+              reduces=WINDOW, takes=FULL, makes=FULL, accumulate="float64", autocast=SAME,
               choices=("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"),
               describe=lambda s: f"AvgPool1d({s.param('kernel_size')}, stride={s.param('stride')}"
                                  f"{', padding=%d' % s.param('padding') if s.param('padding') else ''}"

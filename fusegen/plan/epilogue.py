@@ -100,9 +100,9 @@ def row_team(spec) -> int:
 
 
 def runs_on_rows(spec) -> bool:
-    """The chain runs in the row kernels (the row strategy): a reduction over the row, or a MaxPool1d (the rows
-    read z's windows)."""
-    return spec.has_row_reduction or spec.max_pool
+    """The chain runs in the row kernels (the row strategy): a reduction over the row, or a pool over the features
+    (the rows read z's windows)."""
+    return spec.has_row_reduction or spec.feature_pool
 
 
 def _row_tail(roles, i) -> tuple:
@@ -131,8 +131,9 @@ def plan_chain(spec: Spec):
     stages, scalar_slots, chan_slots = [], [], []
     chain = spec.chain
     rows, cols = runs_on_rows(spec), spec.column_norm >= 0
-    if cols and spec.max_pool:
-        raise SpecError("a BatchNorm after a MaxPool1d over the features: not generated yet (after a Linear it is)")
+    if cols and spec.feature_pool:
+        raise SpecError(f"a BatchNorm after a {op(chain[0].kind).title} over the features: not generated yet (after a "
+                        "Linear it is)")
     if cols and (rows or spec.has_group_norm):
         raise SpecError("a BatchNorm with a GroupNorm or a row reduction in one chain: not generated yet")
     # beside row reductions the GroupNorm is one of the row kernels' reductions (role gnorm), not the fused one
@@ -158,8 +159,9 @@ def plan_chain(spec: Spec):
         if s.kind == "residual" and not (0 <= src <= i and (gn_index < 0 or (src <= gn_index) == (i < gn_index))):
             raise SpecError(f"stage {i} (residual) adds chain value {src}: it must be an earlier value on the same "
                              f"side of the GroupNorm (at {gn_index})")
-        if s.kind == "input_residual" and spec.max_pool:
-            raise SpecError(f"stage {i} adds the layer's input after a MaxPool1d over the features: not generated yet")
+        if s.kind == "input_residual" and spec.feature_pool:
+            raise SpecError(f"stage {i} adds the layer's input after a {op(chain[0].kind).title} over the features: "
+                            "not generated yet")
         if s.kind == "input_residual" and spec.input_size != spec.hidden_size:
             raise SpecError(f"stage {i} adds the layer's input ({spec.input_size} features) to {spec.hidden_size}: "
                             "torch adds them element-wise only when equal")

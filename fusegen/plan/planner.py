@@ -155,8 +155,9 @@ class Plan:
         return self.gn_index + 1 if self.gn_index >= 0 else 0
 
     @property
-    def max_pool(self):
-        """The MaxPool1d right after the Linear (its StagePlan; the row kernels read its windows of z), or None."""
+    def row_pool(self):
+        """The pool over the features right after the Linear that the row kernels read (its StagePlan: a MaxPool1d,
+        or an AvgPool1d of a 16-bit layer; they read its windows of z), or None."""
         return next((s for s in self.stages if s.role == "pool"), None)
 
     @property

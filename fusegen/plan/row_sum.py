@@ -87,7 +87,7 @@ class RowSumPlan:
     norm_affine = False
     weight_pool = None  # (an average pool runs on a GEMM layer's weight: plan/weight_pool.py)
     seeded = False  # (no random stage is rewritten: find_row_sum)
-    max_pool = None  # (a max pool runs in the row kernels of a GEMM layer)
+    row_pool = None  # (a pool the row kernels read runs in a GEMM layer)
 
     @property
     def precision(self) -> str:
