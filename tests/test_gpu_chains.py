@@ -125,8 +125,15 @@ def model_source(draw):
     bn_at = draw(st.integers(0, n - 1)) if reduction == "batch_norm" else -1
     if bn_at >= 0:
         batch = max(batch, 2)  # a BatchNorm in training refuses one row
-    init = [f"self.fc = nn.Linear(input_size, hidden_size, bias={draw(st.booleans())})"]
+    # a pool over the features right after the Linear, k times the chain's width: a max pool (the row kernels read
+    # its windows), an average one (float32: the pooled weight; 16 bits: the row kernels)
+    pool = draw(st.sampled_from([None, None, "max", "avg"]), label="pool")
+    pool = None if pool == "max" and bn_at >= 0 else pool  # (a BatchNorm after a max pool: not generated yet)
+    k = draw(st.sampled_from([2, 3])) if pool else 1
+    init = [f"self.fc = nn.Linear(input_size, hidden_size{' * %d' % k if pool else ''}, bias={draw(st.booleans())})"]
     body, side = ["v0 = self.fc(x)"], []  # side[v]: which side of the GroupNorm value v is on
+    if pool:
+        body.append(f"v0 = F.{pool}_pool1d(v0.unsqueeze(1), {k}).squeeze(1)")
     side.append(0)
     for i in range(n):
         v = f"v{i}"
