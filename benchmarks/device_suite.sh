@@ -10,6 +10,8 @@
 #                   size and scaled up, on wgmma and mma.sync
 #   PART=dtypes     tests/test_gpu_engines.py and tests/test_gpu_dtypes.py: the bf16 / fp16 engine alone, then
 #                   bf16 / fp16 modules against the reference in their dtype and fp64 (~3 min on an H200)
+#   PART=rewrites   issue 16's own files: the pools (pooled weight, row kernels' max and 16-bit average), the
+#                   row-sum GEMV, dropout (our masks fixed in the reference), the residual of the layer's input
 #   PART=mutations  benchmarks/mutations.py: planted bugs, each must fail the tests of its path (~2 min)
 #   PART=bench      benchmarks/bench.py and the SASS check
 #   PART=examples   `fusegen from-model F --bench` for each example layer (EXAMPLES, default examples/*.py), their
@@ -29,6 +31,8 @@ case "$PART" in
   real_use) tests="tests/test_gpu_real_use.py" ;;
   layers) tests="tests/test_gpu_layers.py" ;;
   dtypes) tests="tests/test_gpu_engines.py tests/test_gpu_dtypes.py" ;;
+  rewrites) tests="tests/test_gpu_pool.py tests/test_gpu_max_pool.py tests/test_gpu_row_sum.py tests/test_gpu_dropout.py
+                   tests/test_gpu_input_residual.py" ;;
   mutations)
     python3 benchmarks/mutations.py --out "$OUT" 2>&1 | tee "$OUT/mutations.txt"
     exit "${PIPESTATUS[0]}" ;;
@@ -46,7 +50,8 @@ import pathlib; prebuild(sorted(pathlib.Path(p) for p in glob.glob('$OUT/example
       echo "== $f"; python3 -m fusegen from-model "$f" --out "$OUT/examples" --bench --reps "${REPS:-30}"
     done 2>&1 | tee "$OUT/examples.txt"
     exit "${PIPESTATUS[0]}" ;;
-  *) echo "PART must be module, chains, real_use, layers, dtypes, mutations, bench or examples, got $PART" >&2; exit 2 ;;
+  *) echo "PART must be module, chains, real_use, layers, dtypes, rewrites, mutations, bench or examples, got $PART" >&2
+     exit 2 ;;
 esac
 rm -f "$OUT/accuracy-$PART.jsonl"
 # shellcheck disable=SC2086
