@@ -24,6 +24,8 @@ LAYERS = {
                              (28, 28, "fc2.weight", "fc2.bias", False, ["scalar", "row_reduce"])],
     "layers_three_gemms.py": [(24, 36, "w1", None, True, ["tanh"]), (36, 36, "w2", "b2", False, ["sigmoid", "channel"]),
                               (36, 36, "w3", None, False, ["softmax"])],
+    "layers_mlp_maxpool.py": [(64, 128, "fc1.weight", "fc1.bias", False, ["max_pool", "relu"]),
+                              (64, 32, "fc2.weight", "fc2.bias", False, ["identity"])],
 }
 
 
