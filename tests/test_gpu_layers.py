@@ -79,6 +79,31 @@ def test_layers_in_16_bits_match_the_reference_in_their_dtype(dtype, tmp_path):
     check_files_against_reference(cases, dtype)
 
 
+def test_layers_under_autocast_match_the_reference_under_it(tmp_path):
+    """Each layers file whose ops autocast's model covers, scaled to the tensor-core engines, as float32 layers under
+    torch.autocast(bfloat16) (inner layers hand their output on in float32: Plan.feeds_layer), against the reference
+    under autocast (test_gpu_dtypes' bar)."""
+    from test_gpu_dtypes import check_file_under_autocast
+
+    from fusegen.spec import SpecError
+
+    cases = []
+    for name in LAYER_FILES:
+        f = scaled_copy(MODELS / name, tmp_path)
+        specs = model_specs(f)[0]
+        try:
+            plans = [fusegen.plan(dataclasses.replace(s, autocast="bfloat16"), fixed_sizes=False, arch=VISIBLE_ARCH,
+                                  feeds_layer=k < len(specs) - 1) for k, s in enumerate(specs)]
+        except SpecError:  # (an op autocast's model does not cover yet: a row sum)
+            continue
+        first = plans[0].spec.interface
+        cases.append((f, write_layers(plans, tmp_path / "generated"), (first.weight, first.weight_in_out)))
+    assert len(cases) >= 3, [c[0].name for c in cases]
+    prebuild([path for _, path, _ in cases])
+    for f, path, first_weight in cases:
+        check_file_under_autocast(f, path, f"{f.name} autocast", "normal", first_weight)
+
+
 def test_layers_run_inside_torch_compile(tmp_path):
     """torch.compile(fullgraph=True) traces through the composite (each layer's custom operators): the same
     output and gradients as the module run eagerly."""

@@ -1,6 +1,9 @@
 """Several GEMMs in one model (Linear -> chain -> Linear -> chain ...), on the CPU: the front end reads one layer a
 GEMM, the composite module keeps the model file's constructor and embeds each layer's module exactly, and the
 accuracy bar reads every layer's kinks and GEMM roundings (tests/test_gpu_layers.py runs them)."""
+import dataclasses
+import pathlib
+
 import pytest
 import torch
 
@@ -88,9 +91,23 @@ def test_from_model_writes_the_composite_and_names_each_layer(tmp_path, capsys):
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].endswith(".py") and "layers3_" in printed[0]
     assert [ln.split(":")[0] for ln in printed[1::2]] == ["layer 0", "layer 1", "layer 2"]
+
+
+
+def test_layers_under_autocast_hand_each_output_on_in_float32(tmp_path, capsys):
+    """Under autocast an inner layer's output (the values autocast rounds to 16 bits) goes to the next layer, a
+    float32 module under autocast, in float32: the next one's conversion to its operand type is exact. The last
+    layer's output is the reference's type. A plan that would hand 16 bits on is refused."""
     assert main(["from-model", str(MODELS / "layers_mlp_relu.py"), "--out", str(tmp_path), "--autocast",
-                 "bfloat16"]) == 2
-    assert "several Linears under --autocast" in capsys.readouterr().err
+                 "bfloat16"]) == 0
+    source = pathlib.Path(capsys.readouterr().out.splitlines()[0]).read_text()
+    assert source.count("OUT_DTYPE = torch.float32") == 1 and source.count("OUT_DTYPE = torch.bfloat16") == 1
+    specs = [dataclasses.replace(s, autocast="bfloat16") for s in model_specs(MODELS / "layers_mlp_relu.py")[0]]
+    inner, last = fusegen.plan(specs[0], feeds_layer=True), fusegen.plan(specs[1])
+    assert (inner.output.name, last.output.name) == ("float32", "bfloat16")  # (ReLU, then a Linear alone: 16 bits)
+    assert fusegen.plan(specs[0]).output.name == "bfloat16" and "_f32out" in inner.module_name
+    with pytest.raises(ValueError, match="layer 0 runs under autocast and feeds the next layer"):
+        render_layers([fusegen.plan(specs[0]), last])
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS) + ["stage_residual_no_grad.py", "stage_residual_detached.py"])

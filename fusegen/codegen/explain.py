@@ -161,7 +161,10 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
             promote=promote, sums=f"promoted every {promote} of K" if plan.promote_every_k else "over all of K")),
         *([f"- Under torch.autocast({plan.operand.name}) only: float32 parameters and input, converted to "
            f"{plan.operand.name} by our kernel for the GEMMs; each value after the Linear in the type autocast gives "
-           f"it; the output {plan.output.name}, the gradients float32."] if plan.converts else []),
+           f"it; the output {plan.output.name}" + (" (it feeds the next fused layer: float32 holding the values autocast "
+                                                  "rounds, which that layer converts back exactly)"
+                                                  if plan.feeds_layer else "") +
+           ", the gradients float32."] if plan.converts else []),
         f"- GEMM engine `{plan.mainloop}`: {ENGINE_WORDS[plan.mainloop]}; tile {plan.tile.name} "
         f"({plan.tile.threads} threads{', tuned on ' + plan.tuned_for if plan.tuned_for else ''}); each call picks "
         "its schedule from the sizes (" +

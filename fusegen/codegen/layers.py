@@ -25,8 +25,10 @@ def render_layers(plans) -> str:
     interfaces = {p.spec.interface for p in plans}
     if len(plans) < 2 or None in interfaces or len({(f.init_source, f.source) for f in interfaces}) != 1:
         raise ValueError("render_layers composes two or more layers of one model file (plans with its interface)")
-    if any(p.converts for p in plans):
-        raise ValueError("several layers under torch.autocast are not generated yet: render them without autocast")
+    handed = [k for k, p in enumerate(plans[:-1]) if p.converts and not p.feeds_layer]
+    if handed:  # (its 16-bit output would reach a float32 module under autocast: plan it to hand on float32)
+        raise ValueError(f"layer {handed[0]} runs under autocast and feeds the next layer: plan it with "
+                         "feeds_layer=True")
     # the command that regenerates them all: the one naming the GPU the layers were tuned on, if any
     command = next((render_command(p) for p in plans if p.tuned_for), render_command(plans[0]))
     return _environment().get_template("layers.py.j2").render(

@@ -108,6 +108,11 @@ class Plan:
     # (plan/weight_pool.py); `spec` is then the pooled Linear's and the stages after the pool. None: no pool.
     # (out of the repr, which names and hashes modules: module_name adds it where there is one)
     weight_pool: Union[WeightPool, None] = dataclasses.field(default=None, repr=False)
+    # The layer's output feeds another fused layer of the same model (codegen/layers.py). Under autocast it is then
+    # handed on in float32 holding the values autocast rounds to 16 bits (the next layer, a float32 module under
+    # autocast, converts them back exactly); its gradient comes back in float32 too. (Out of the repr: module_name
+    # says so where it changes the module.)
+    feeds_layer: bool = dataclasses.field(default=False, repr=False)
 
     @property
     def converts(self) -> bool:
@@ -345,6 +350,7 @@ class Plan:
                                 ).hexdigest()[:8]
         # (float32: names from before dtypes; autocast: "ac" and its type)
         kind = f"_ac{self.operand.short}" if self.converts else f"_{self.element.short}" if self.element.short else ""
+        kind += "_f32out" if self.feeds_layer and self.converts else ""
         if not s.stages:
             return f"lin_gn_lrelu2_i{s.input_size}_h{s.hidden_size}_g{s.num_groups}{kind}_{digest}"
         return f"{self.chain_name}_i{s.input_size}_h{s.hidden_size}_g{s.num_groups}{kind}_{digest}"
@@ -386,7 +392,8 @@ class Plan:
 
 
 def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile, WgmmaTile] = None, gpu: str = None,
-         arch: tuple = None, batch: int = None, group_strategy: str = None, rewrite: bool = True):
+         arch: tuple = None, batch: int = None, group_strategy: str = None, rewrite: bool = True,
+         feeds_layer: bool = False):
     """Choose how to compute `spec`.
 
     fixed_sizes bakes input/hidden into the kernels (lets the compiler drop bounds checks); test suites turn it
@@ -401,7 +408,8 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     right after the Linear makes the Linear's weight and bias pooled alike (plan/weight_pool.py). A chain that sums or
     averages each row right after the GEMM through per-channel affine stages gets a RowSumPlan instead
     (plan/row_sum.py: a GEMV with the weight pre-reduced), unless a tile or group strategy is asked for (those
-    choose the GEMM's engine). rewrite=False plans the chain as written.
+    choose the GEMM's engine). rewrite=False plans the chain as written. feeds_layer: the output is the next fused
+    layer's input (a model of several GEMMs): under autocast it is handed on in float32 (Plan.feeds_layer).
     """
     from .. import __version__
 
@@ -524,4 +532,5 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
                 fixed_sizes=fixed_sizes, fusegen_version=__version__, stages=stages, gn_index=gn_index,
                 scalar_slots=scalar_slots, chan_slots=chan_slots, tuned_for=tuned_for,
                 element=element, compute=dtype(computes.pop()), statistics=statistics, operand=operand,
-                output=operand if autocast_values(spec)[-1] else element, weight_pool=pool)
+                output=operand if autocast_values(spec)[-1] and not feeds_layer else element, weight_pool=pool,
+                feeds_layer=feeds_layer)

@@ -185,13 +185,14 @@ def _spec(args, command):
         return None
 
 
-def _plan(args, spec):
+def _plan(args, spec, feeds_layer=False):
     gpu = args.gpu or _visible_gpu()
     if gpu is None:  # rendering for another machine: the table's only tuned GPU for this layer, if one
         from ..plan.tuning import tuned_gpus
         tuned = tuned_gpus(spec)
         gpu = tuned[0] if len(tuned) == 1 else None
-    return plan(spec, fixed_sizes=not args.dynamic_sizes, gpu=gpu, arch=args.arch or _visible_arch())
+    return plan(spec, fixed_sizes=not args.dynamic_sizes, gpu=gpu, arch=args.arch or _visible_arch(),
+                feeds_layer=feeds_layer)
 
 
 def cache_root() -> pathlib.Path:
@@ -289,10 +290,8 @@ def from_model(args) -> int:
     from ..frontend import ModelError, model_specs
     try:
         specs, chains = model_specs(args.model_file, precision=_precision(args))
-        if len(specs) > 1 and args.autocast:
-            raise ModelError(f"{args.model_file}: several Linears under --autocast are not generated yet; render "
-                             "the layers without it (or --dtype bfloat16)")
-        plans = tuple(_plan(args, dataclasses.replace(s, dtype=args.dtype, autocast=args.autocast)) for s in specs)
+        plans = tuple(_plan(args, dataclasses.replace(s, dtype=args.dtype, autocast=args.autocast),
+                            feeds_layer=k < len(specs) - 1) for k, s in enumerate(specs))
     except (ModelError, SpecError) as e:
         print(f"fusegen from-model: {e}", file=sys.stderr)
         return 2
