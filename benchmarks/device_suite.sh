@@ -4,7 +4,7 @@
 #                   known hard shapes, the committed headline module (~4 min on an H200)
 #   PART=chains     tests/test_gpu_chains.py: every model file at its own size and scaled to the tensor-core
 #                   engines, on wgmma and mma.sync (over 9 min on an H200 in session 10: run it in two halves,
-#                   PYTEST_ARGS='-k "model_file and sm90"' then '-k "not (model_file and sm90)"')
+#                   K='model_file and sm90' then K='not (model_file and sm90)')
 #   PART=real_use   tests/test_gpu_real_use.py: torch.compile / DDP / CLI (~3.5 min)
 #   PART=layers     tests/test_gpu_layers.py: models of several GEMMs (tests/models/layers_*.py), each at its own
 #                   size and scaled up, on wgmma and mma.sync
@@ -16,6 +16,7 @@
 #   PART=bench      benchmarks/bench.py and the SASS check
 #   PART=examples   `fusegen from-model F --bench` for each example layer (EXAMPLES, default examples/*.py), their
 #                   modules built in parallel first
+#   K: a pytest -k expression selecting tests of the part (PYTEST_ARGS: more arguments, split at spaces)
 #   device: PART=module PYTHONPATH=. bash benchmarks/device_suite.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/fusegen-out}
@@ -56,7 +57,7 @@ esac
 rm -f "$OUT/accuracy-$PART.jsonl"
 # shellcheck disable=SC2086
 FUSEGEN_ACCURACY_LOG="$OUT/accuracy-$PART.jsonl" timeout "${SUITE_TIMEOUT:-570}" python3 -m pytest $tests -m gpu -v \
-  -p no:cacheprovider -rfE --durations=8 ${PYTEST_ARGS:-} > "$OUT/gpu-$PART.txt" 2>&1
+  -p no:cacheprovider -rfE --durations=8 ${K:+-k "$K"} ${PYTEST_ARGS:-} > "$OUT/gpu-$PART.txt" 2>&1
 tests_rc=$?
 echo "gpu tests ($PART): rc=$tests_rc in $(( $(date +%s) - start )) s" | tee -a "$OUT/gpu-$PART.txt"
 [ -f "$OUT/accuracy-$PART.jsonl" ] && python3 benchmarks/accuracy_summary.py "$OUT/accuracy-$PART.jsonl" \

@@ -4,9 +4,9 @@
 #           autocast, torch.compile), the random fp32 chains (they now draw pools), and issue 15's step at the
 #           headline in bf16 / fp16 (benchmarks/step_gaps.py: accumulating and fresh gradients, kernels alone)
 #   STEP=2  the rest of STEP 1's layers (16 bits, autocast, torch.compile: the step ran out of time there), then
-#           PART=dtypes of benchmarks/device_suite.sh
-#   STEP=3  PART=rewrites;  STEP=4 / 5  PART=chains in its two halves (5 also PART=real_use);  STEP=6  PART=module
-#           and PART=mutations;  STEP=7  PART=examples (each example layer's speed against eager and torch.compile)
+#           PART=real_use of benchmarks/device_suite.sh
+#   STEP=3  PART=dtypes;  STEP=4  PART=rewrites;  STEP=5 / 6  PART=chains in its two halves;  STEP=7  PART=module
+#           and PART=mutations
 #   device: STEP=1 PYTHONPATH=. bash benchmarks/verify_session25.sh
 set -uo pipefail
 source "$(dirname "$0")/device_lib.sh"  # $OUT, the environment, run NAME SECONDS COMMAND...
@@ -19,19 +19,14 @@ case "${STEP:-1}" in
     tail -n 14 "$OUT/gaps.txt"
     grep -E "FAILED|ERROR" "$OUT"/layers.txt "$OUT"/chains.txt | head -n 20 ;;
   2)
-    PART=layers PYTEST_ARGS='-k "float16 or autocast or compile"' SUITE_TIMEOUT=300 run layers 310 \
-      bash benchmarks/device_suite.sh
-    PART=dtypes SUITE_TIMEOUT=270 run dtypes 280 bash benchmarks/device_suite.sh ;;
-  3) PART=rewrites SUITE_TIMEOUT=570 run rewrites 580 bash benchmarks/device_suite.sh ;;
-  4) PART=chains PYTEST_ARGS='-k "model_file and sm90"' SUITE_TIMEOUT=570 run chains90 580 bash benchmarks/device_suite.sh ;;
-  5)
-    PART=chains PYTEST_ARGS='-k "not (model_file and sm90)"' SUITE_TIMEOUT=380 run chains80 390 \
-      bash benchmarks/device_suite.sh
-    PART=real_use SUITE_TIMEOUT=190 run real_use 195 bash benchmarks/device_suite.sh ;;
-  6)
-    PART=module SUITE_TIMEOUT=330 run module 335 bash benchmarks/device_suite.sh
-    PART=mutations run mutations 240 bash benchmarks/device_suite.sh ;;
-  7) PART=examples REPS=20 run examples 580 bash benchmarks/device_suite.sh ;;
+    PART=layers K='float16 or autocast or compile' SUITE_TIMEOUT=300 run layers 310 bash benchmarks/device_suite.sh
+    PART=real_use SUITE_TIMEOUT=230 run real_use 240 bash benchmarks/device_suite.sh ;;
+  3) PART=dtypes SUITE_TIMEOUT=570 run dtypes 580 bash benchmarks/device_suite.sh ;;
+  4) PART=rewrites SUITE_TIMEOUT=570 run rewrites 580 bash benchmarks/device_suite.sh ;;
+  5) PART=chains K='model_file and sm90' SUITE_TIMEOUT=570 run chains90 580 bash benchmarks/device_suite.sh ;;
+  6) PART=chains K='not (model_file and sm90)' SUITE_TIMEOUT=570 run chains80 580 bash benchmarks/device_suite.sh ;;
+  7) PART=module SUITE_TIMEOUT=330 run module 335 bash benchmarks/device_suite.sh
+     PART=mutations run mutations 240 bash benchmarks/device_suite.sh ;;
   *) echo "STEP must be 1 to 7, got ${STEP}" >&2; exit 2 ;;
 esac
 cat "$OUT/table.txt"
