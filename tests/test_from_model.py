@@ -619,3 +619,13 @@ def test_scalar_parameters_are_read_at_one_place_and_their_gradients_summed():
     assert "sum_columns" not in render_binding(q) and not q.scalar_chan_slots
     with pytest.raises(fusegen.SpecError, match="a scalar parameter in a bfloat16 layer: not generated yet"):
         fusegen.plan(dataclasses.replace(p.spec, dtype="bfloat16"))
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in MODELS.glob("*.py") if not p.name.startswith("refuse_")))
+def test_every_model_file_scales_to_the_tensor_core_sizes(name, tmp_path):
+    """The GPU suites run each model file at its own size and scaled up (helpers.scaled_copy rewrites its
+    module-level sizes): a file without them failed the whole GPU chains suite at setup, not here."""
+    from helpers import scaled_copy
+
+    scaled = import_file(scaled_copy(MODELS / name, tmp_path))
+    assert scaled.get_inputs()[0].shape[0] > 1 and max(scaled.get_init_inputs()[:2]) >= 1000, name

@@ -2,6 +2,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+batch_size = 1031
+input_size = 530
+hidden_size = 915
+num_groups = 305
+
 
 # Drawn by the per-dtype random chains on the H200 (session 22): in bfloat16 the reference rounds Mish's output
 # before a GroupNorm of 3 channels, whose small variances amplify that rounding past allclose(1e-2) on ~0.5% of
@@ -10,7 +15,7 @@ class Model(nn.Module):
     def __init__(self, input_size, hidden_size):
         super().__init__()
         self.fc = nn.Linear(input_size, hidden_size, bias=False)
-        self.gn = nn.GroupNorm(305, hidden_size, affine=False)
+        self.gn = nn.GroupNorm(num_groups, hidden_size, affine=False)
 
     def forward(self, x):
         v0 = self.fc(x)
@@ -20,8 +25,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.rand(1031, 530)]
+    return [torch.rand(batch_size, input_size)]
 
 
 def get_init_inputs():
-    return [530, 915]
+    return [input_size, hidden_size]
