@@ -624,8 +624,12 @@ def test_scalar_parameters_are_read_at_one_place_and_their_gradients_summed():
 @pytest.mark.parametrize("name", sorted(p.name for p in MODELS.glob("*.py") if not p.name.startswith("refuse_")))
 def test_every_model_file_scales_to_the_tensor_core_sizes(name, tmp_path):
     """The GPU suites run each model file at its own size and scaled up (helpers.scaled_copy rewrites its
-    module-level sizes): a file without them failed the whole GPU chains suite at setup, not here."""
+    module-level sizes), traced as the suites trace it: a file without them failed the whole GPU chains suite at
+    setup, not here."""
     from helpers import scaled_copy
 
-    scaled = import_file(scaled_copy(MODELS / name, tmp_path))
-    assert scaled.get_inputs()[0].shape[0] > 1 and max(scaled.get_init_inputs()[:2]) >= 1000, name
+    from fusegen.frontend import model_specs
+
+    f = scaled_copy(MODELS / name, tmp_path)
+    specs = model_specs(f)[0]
+    assert import_file(f).get_inputs()[0].shape[0] > 1 and specs[0].hidden_size >= 1000, name
