@@ -3,8 +3,9 @@
 #   PART=module     tests/test_gpu_module.py: property tests over random shapes (half above EXACT_MAX_MACS),
 #                   known hard shapes, the committed headline module (~4 min on an H200)
 #   PART=chains     tests/test_gpu_chains.py: every model file at its own size and scaled to the tensor-core
-#                   engines, on wgmma and mma.sync (over 9 min on an H200 in session 10: run it in two halves,
-#                   K='model_file and sm90' then K='not (model_file and sm90)')
+#                   engines, on wgmma and mma.sync, and the random chains. On a fresh machine its ~130 modules' builds
+#                   alone outlast a call (session 25, two halves side by side: neither finished building in 570 s):
+#                   run it in shards, FUSEGEN_SHARD=0/4 .. 3/4 (the model files; K='random' the random chains)
 #   PART=real_use   tests/test_gpu_real_use.py: torch.compile / DDP / CLI (~3.5 min)
 #   PART=layers     tests/test_gpu_layers.py: models of several GEMMs (tests/models/layers_*.py), each at its own
 #                   size and scaled up, on wgmma and mma.sync

@@ -200,6 +200,18 @@ def check_file_sizes_fp64(built, name, files, label):
     assert not problems, f"{name}: " + "\n".join(problems)
 
 
+def shard(items):
+    """items, or the slice FUSEGEN_SHARD="i/n" names (every n-th from the i-th, 0-based): a suite whose builds do not
+    fit one device call runs in n calls."""
+    spec = os.environ.get("FUSEGEN_SHARD")
+    if not spec:
+        return list(items)
+    i, n = (int(v) for v in spec.split("/"))
+    if not 0 <= i < n:
+        raise ValueError(f"FUSEGEN_SHARD must be i/n with 0 <= i < n, got {spec!r}")
+    return list(items)[i::n]
+
+
 def selected_params(request, keys):
     """The values of the parameters `keys` among the tests this session runs (`-k` included), so that a fixture
     builds only the modules those tests use."""

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from helpers import (REPO, engine_ran, gpu_available, import_file, log_accuracy, prebuild, scaled_copy,
-                     selected_params)
+                     selected_params, shard)
 
 import fusegen
 from fusegen.frontend import load_model_file, model_spec
@@ -21,9 +21,9 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="n
 MODELS = REPO / "tests" / "models"
 # the files of one Linear and its chain (layers_*.py hold several: tests/test_gpu_layers.py)
 # (files that drop in training draw fusegen's own masks, not torch's: tests/test_gpu_dropout.py checks them against
-# the reference with our masks fixed in it)
-MODEL_FILES = sorted(p.name for p in MODELS.glob("*.py") if not p.name.startswith(("refuse_", "layers_")) and
-                     "dropout(" not in p.read_text().lower())
+# the reference with our masks fixed in it); FUSEGEN_SHARD="i/n" runs a slice of them (helpers.shard)
+MODEL_FILES = shard(sorted(p.name for p in MODELS.glob("*.py") if not p.name.startswith(("refuse_", "layers_")) and
+                           "dropout(" not in p.read_text().lower()))
 VISIBLE_ARCH = tuple(torch.cuda.get_device_capability()) if gpu_available() else None
 # the engines a GPU of the visible architecture can get: on a Hopper wgmma, and mma.sync that sm_80/89 GPUs get
 ARCHS = [VISIBLE_ARCH] + ([(8, 0)] if VISIBLE_ARCH == fusegen.WGMMA_ARCH else []) if VISIBLE_ARCH else []
