@@ -60,6 +60,8 @@ def test_from_model_cli_renders_what_render_renders(tmp_path):
     ("refuse_batchnorm_functional.py", "batch_norm (a BatchNorm other than nn.BatchNorm1d", "F.batch_norm("),
     ("refuse_gemm_of_earlier_value.py", "Linear (a GEMM of an earlier value of the chain", "self.fc2(h)"),
     ("refuse_gemm_of_row_value.py", "Linear (a GEMM of a row value", "self.fc2(s)"),
+    ("refuse_residual_across_gemms.py", "add (the model's input reaches a layer after the first GEMM",
+     "x + self.fc2(h)"),
     ("refuse_dropout.py", "Dropout1d (a dropout over channels or of another kind", "self.drop("),
     ("refuse_min_elementwise.py", "min (an operand buffer constant that is not an nn.Parameter",
      "torch.min(x, self.constant)"),

@@ -234,6 +234,10 @@ class _Reader:
                               "operands of a stage")
         for a in data:
             if a not in self.value and a not in self.input_nodes:
+                if a.op == "placeholder" and not self.input_nodes:  # a layer after the first reads the last chain
+                    self.refuse(node, "the model's input reaches a layer after the first GEMM (a residual across "
+                                      "GEMMs, as x + fc2(act(fc1(x)))): one fused layer reads one input, the previous "
+                                      "layer's output; generated is a residual of a layer's own input (x + act(fc(x)))")
                 what = "the layer's input" if a.op == "placeholder" else a.name
                 if _binary_op(node) == "add":
                     self.refuse(node, f"a residual of {what}, which is not an earlier value of the chain")
