@@ -78,3 +78,18 @@ def test_kernels_compile_without_spills(name, tmp_path):
     """(The binding's compile against the CPU torch headers: test_compile.py's BINDING_MODELS has input_residual_gn.)"""
     for _, ptxas in compiles_without_spills(model_spec(MODELS / name)[0], tmp_path, _rows_backward_write):
         assert "add_input_grad_kernel" in ptxas
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found")
+def test_under_autocast_the_residual_promotes_to_float32(tmp_path):
+    """Autocast casts only the Linear's operands: x stays float32, so v + x of a 16-bit v is float32 from there on
+    (the stages after it hold float32 values, the output is float32); the kernels compile on both engines."""
+    import dataclasses
+
+    spec = dataclasses.replace(model_spec(MODELS / "stage_input_residual.py")[0], autocast="bfloat16")
+    p = fusegen.plan(spec, arch=(9, 0))
+    kinds = [s.kind for s in spec.chain]
+    first = kinds.index("input_residual")
+    assert [s.rounds for s in p.stages] == ["as_op"] * first + ["as_elem"] * (len(kinds) - first), p.stages
+    assert p.converts and p.output.name == "float32" and p.input_grad
+    compiles_without_spills(spec, tmp_path, _rows_backward_write)

@@ -56,12 +56,12 @@ ELEMENTWISE_OPS = (
        takes=FULL, choices=("detached",), autocast=SAME,
        describe=lambda s: "residual add of a detached value" if s.param("detached") else "residual add"),
     # The layer's own input x added to a (batch, hidden) value (in == hidden: torch's broadcast is element-wise
-    # then). Its gradient goes to x beside the GEMM's (dx = dz W + g), unless detached. Autocast would add the
-    # float32 x to a 16-bit value (a promotion): not modelled.
+    # then). Its gradient goes to x beside the GEMM's (dx = dz W + g), unless detached. Under autocast x stays
+    # float32 (autocast casts only the Linear's operands), so a 16-bit v + x promotes: the sum is float32.
     Op("input_residual", "residual add of the layer's input", "xres",
        "v + x, torch.add(v, x), x + v (x the layer's input, in features == out features; also x.detach(), "
        "x.clone().detach(): no gradient to x through it)",
-       takes=FULL, choices=("detached",),
+       takes=FULL, choices=("detached",), autocast=PROMOTES,
        describe=lambda s: "+ x (detached)" if s.param("detached") else "+ x"),
     # p as traced while the module it follows trains, 0 in eval (the identity), read at each call; "module" names
     # that module (an nn.Dropout; "": the Model itself, as F.dropout(x, p, self.training)), None: it always drops
