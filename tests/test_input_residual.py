@@ -49,7 +49,7 @@ def test_the_second_layers_input_is_not_the_models(tmp_path):
     path = _model_file(tmp_path, ["self.fc2 = nn.Linear(32, 32)"],
                        ["return self.fc2(torch.relu(self.fc(x))) + x"], hidden=32)
     from fusegen.frontend import model_specs
-    with pytest.raises(ModelError, match="a residual of the layer's input"):
+    with pytest.raises(ModelError, match="the model's input reaches a layer after the first GEMM"):
         model_specs(path)
 
 
