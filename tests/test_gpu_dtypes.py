@@ -252,6 +252,27 @@ def check_file_under_autocast(f, path, label, dist="uniform", first_weight=None)
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
+def test_scalar_parameters_in_16_bits_match_the_reference(dtype, tmp_path):
+    """Scalar parameters (shape (), (1,), (1, 1)) in 16-bit layers, scaled to the tensor-core engines: the element-
+    wise chain, both sides of a fused GroupNorm, around the row kernels' softmax. Their column sums are written in
+    float32 (Plan.float_grad_slots) and summed once, as the reference sums its products and rounds once."""
+    import dataclasses
+
+    from helpers import REPO, scaled_copy
+
+    from fusegen.frontend import model_spec
+
+    cases = []
+    for name in ("stage_scalar_params.py", "stage_scalar_gn.py", "stage_scalar_rows.py"):
+        f = scaled_copy(REPO / "tests" / "models" / name, tmp_path)
+        plan = fusegen.plan(dataclasses.replace(model_spec(f)[0], dtype=dtype), fixed_sizes=False,
+                            arch=torch.cuda.get_device_capability())
+        assert plan.float_grad_slots, name
+        cases.append((f, fusegen.write_module(plan, tmp_path / "gen"), None))
+    check_files_against_reference(cases, dtype)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
 def test_a_stage_before_narrow_groups_matches_the_reference(dtype, tmp_path):
     """Mish before a GroupNorm of 3 channels (a random chain that failed the bar while it knew only the reordered
     yardstick): the reference's rounding of Mish's output, amplified by the narrow groups, is its own."""
@@ -339,7 +360,7 @@ def test_random_chains_per_dtype(tmp_path):
         dtype, autocast = modes[len(cases) % len(modes)]
         f = tmp_path / f"chain_{len(drawn)}_{len(cases)}.py"
         f.write_text(src)
-        try:  # a chain autocast is not modelled for, or scalar parameters in 16 bits: the next draw
+        try:  # a chain autocast is not modelled for: the next draw
             spec = dataclasses.replace(model_spec(f)[0], dtype=dtype, autocast=autocast or "")
             plan = fusegen.plan(spec, fixed_sizes=False, arch=torch.cuda.get_device_capability())
         except SpecError:

@@ -330,6 +330,18 @@ class Plan:
         return tuple(k for k, (i, _) in enumerate(self.chan_slots) if self.spec.chain[i].param("scalar"))
 
     @property
+    def float_grad_slots(self) -> tuple:
+        """The per-channel slots whose column sums the kernels write in float32 rather than the element type: a
+        scalar parameter's in a 16-bit layer, whose column sums are summed again (sum_columns), as the reference
+        sums its products once and rounds once."""
+        return self.scalar_chan_slots if self.element.bytes == 2 else ()
+
+    @property
+    def float_grad_mask(self) -> int:
+        """float_grad_slots as the kernels' bit mask (bit k: slot k)."""
+        return sum(1 << k for k in self.float_grad_slots)
+
+    @property
     def kernel_uri(self) -> str:
         """Readable name of the compiled specialization; specs that share it share one build."""
         sizes = f"_i{self.spec.input_size}_h{self.spec.hidden_size}" if self.fixed_sizes else ""
@@ -428,9 +440,6 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     element, operand = dtype(spec.dtype), dtype(spec.operand)
     half = operand != FLOAT32  # bf16 / fp16 operands: the m16n8k16 / k16 engines of their own type
     stages, gn_index, scalar_slots, chan_slots = plan_chain(spec)
-    if operand != FLOAT32 and any(spec.chain[i].param("scalar") for i, _ in chan_slots):
-        # its gradient sums the per-column sums, which a 16-bit layer holds rounded to 16 bits
-        raise SpecError(f"a scalar parameter in a {operand.name} layer: not generated yet (in float32 layers it is)")
     gw = spec.group_width if spec.has_group_norm else 1
     # (without a GroupNorm nothing amplifies the GEMM's rounding: tensor cores at any width; half-precision
     # operands are already rounded, and their products are exact in fp32)
