@@ -148,6 +148,68 @@ def test_a_kink_flip_is_forgiven_only_within_rounding(offset, at, forgiven):
         assert {p.split(":")[0] for p in problems} >= {"grad_x", "grad_fc.weight"}, problems
 
 
+class MaxFloorScale(nn.Module):
+    """A kink at a parameter's value: torch.maximum against a per-channel floor."""
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.fc = nn.Linear(input_size, hidden_size, bias=False)
+        self.floor = nn.Parameter(torch.rand(hidden_size) - 0.5)
+        self.scale = nn.Parameter(torch.rand(hidden_size) + 0.5)
+
+    def forward(self, x):
+        return torch.maximum(self.fc(x), self.floor) * self.scale
+
+
+class _MaxFlippedAt(torch.autograd.Function):
+    """maximum(z, floor) whose backward gives one element's gradient to the other side (z's to floor or back)."""
+
+    @staticmethod
+    def forward(ctx, z, floor, at):
+        ctx.save_for_backward(z, floor)
+        ctx.at = at
+        return torch.maximum(z, floor)
+
+    @staticmethod
+    def backward(ctx, g):
+        z, floor = ctx.saved_tensors
+        d = (z > floor).to(g.dtype)
+        d[ctx.at] = 1 - d[ctx.at]
+        return g * d, (g * (1 - d)).sum(0), None
+
+
+def _max_flipped_at(at):
+    class Flipped(MaxFloorScale):
+        def forward(self, x):
+            return _MaxFlippedAt.apply(self.fc(x), self.floor, at) * self.scale
+    return Flipped
+
+
+@pytest.mark.parametrize("offset,at,forgiven", [(0.0, (0, 0), True), (1e-4, (0, 0), False), (0.0, (1, 0), False)])
+def test_a_flip_at_a_parameters_value_is_forgiven_only_within_rounding(offset, at, forgiven):
+    inp, hidden, batch, seed = 300, 40, 16, 3
+    torch.manual_seed(seed)
+    ref = MaxFloorScale(inp, hidden)
+    w = ref.fc.weight.detach().double()[0]
+    # compare_models perturbs 1-d parameters from this generator first: the floor z[0, 0] is placed at
+    gen = torch.Generator().manual_seed(seed)
+    floor = None
+    for p in ref.parameters():
+        if p.dim() == 1:
+            scale, shift = 0.75 + 0.5 * torch.rand(p.shape, generator=gen), 0.1 * torch.randn(p.shape, generator=gen)
+            floor = (p.detach() * scale + shift) if floor is None else floor
+    x = torch.randn(batch, inp, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    target = floor[0].double() + offset
+    x[0] += (target - x[0] @ w) / (w @ w) * w  # z[0, 0] = floor[0] + offset in fp64 (up to x's rounding to fp32)
+    report, problems = compare_models(_max_flipped_at(at), MaxFloorScale, (inp, hidden), (batch, inp), seed,
+                                      device="cpu", x=x.float())
+    assert report["kink_candidates"] == (1 if offset == 0 else 0)
+    if forgiven:
+        assert problems == [] and report["kink_flips"] == (1, 0)
+    else:
+        assert {p.split(":")[0] for p in problems} >= {"grad_x", "grad_floor"}, problems
+
+
 def test_a_model_file_passes_against_itself_from_every_distribution():
     from fusegen.frontend import load_model_file
     m = load_model_file(pathlib.Path(__file__).parent / "models" / "stage_hardtanh_wide_group.py")

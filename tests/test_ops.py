@@ -86,6 +86,9 @@ def test_titles_and_kinks_come_from_the_registry():
     assert Stage("hardtanh", (("min_val", -1.0), ("max_val", 2.0))).kinks == ((-1.0, 0.0, 1.0), (2.0, 1.0, 0.0))
     assert Stage("clamp", (("min", None), ("max", 3.0))).kinks == ((3.0, 1.0, 0.0),)
     assert Stage("gelu", (("approximate", "none"),)).kinks == ()
+    assert Stage("channel", (("op", "pfmax"), ("param", "floor"))).kinks == (("floor", 0.0, 1.0),)
+    assert Stage("channel", (("op", "clamp_max"), ("param", "cap"))).kinks == (("cap", 1.0, 0.0),)
+    assert Stage("channel", (("op", "mul"), ("param", "scale"))).kinks == ()
     with pytest.raises(KeyError, match="no op 'softplus'"):
         op("softplus")
 

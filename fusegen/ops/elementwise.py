@@ -16,6 +16,15 @@ _CHANNEL = {"mul": "x * {p}", "div": "x / {p}", "add": "x + {p}", "sub": "x - {p
             "minimum": "minimum(x, {p})", "fmax": "fmax(x, {p})", "fmin": "fmin(x, {p})", "pfmax": "fmax({p}, x)",
             "pfmin": "fmin({p}, x)", "clamp_min": "clamp(x, min={p})", "clamp_max": "clamp(x, max={p})"}
 CHANNEL_OPS = tuple(_CHANNEL)
+# x's slope below and above p where the op takes x on one side of p and p on the other (p's slope is 1 minus it)
+_CHANNEL_KINKS = {"maximum": (0.0, 1.0), "fmax": (0.0, 1.0), "pfmax": (0.0, 1.0), "clamp_min": (0.0, 1.0),
+                  "minimum": (1.0, 0.0), "fmin": (1.0, 0.0), "pfmin": (1.0, 0.0), "clamp_max": (1.0, 0.0)}
+
+
+def _channel_kinks(s):
+    """A min / max against the parameter: a kink at the parameter's value, named by the parameter."""
+    slopes = _CHANNEL_KINKS.get(s.param("op"))
+    return ((s.param("param"),) + slopes,) if slopes else ()
 
 
 def _scalar_title(s):
@@ -49,7 +58,7 @@ ELEMENTWISE_OPS = (
        "or (max=p), x.clamp_min(p), x.clamp_max(p) (p an nn.Parameter of shape (hidden,) or (1, hidden), or a "
        "scalar one: shape (), (1,) or (1, 1))",
        takes=FULL, choices=("op", "scalar"), describe=lambda s: _CHANNEL[s.param("op")].format(p=s.param("param")),
-       autocast=PROMOTES),
+       kinks=_channel_kinks, autocast=PROMOTES),
     Op("residual", "residual add", "res",
        "x + y (y an earlier value of the chain, e.g. the Linear's output; also detached: y = h.detach(), "
        "h.clone().detach(), h.clone() under torch.no_grad(), whose gradient stops there)",

@@ -29,7 +29,8 @@ class Op:
     live: tuple = ()
     buffers: tuple = ()  # the Stage params naming buffers its kernels update (BatchNorm's running statistics)
     choices: tuple = ()  # the Stage params baked into its template (they change the emitted CUDA)
-    kinks: object = None  # Stage -> ((position, slope below, slope above), ...): where its derivative jumps
+    kinks: object = None  # Stage -> ((position, slope below, slope above), ...): where its derivative jumps (a
+    # position is a number or the name of the parameter the op compares x against)
     describe: object = None  # Stage -> its title with the constants that matter (default: `title`)
     # Element types (fusegen/dtypes.py): what its arithmetic runs in, whatever the tensors' element type (the
     # epilogue is fp32 throughout), and what a reduction's state and statistics accumulate in.

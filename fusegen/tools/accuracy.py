@@ -8,7 +8,7 @@ GEMM output to fp32 alone causes (z_rounding_floor, x4 and x8: ill-conditioned t
 reference's error says little); the output allclose(1e-4, 1e-4) to the
 fp32 reference, or where the two differ no farther from fp64 than it or than the GEMM's fp32 rounding bound carried
 to that element (rounding_scale). Where an element's fp64 input to a kinked op
-(ReLU, LeakyReLU, Hardtanh, clamp: Stage.kinks) lies within fp32 rounding of a kink, either side is right: each
+(ReLU, LeakyReLU, Hardtanh, clamp, min / max against a parameter: Stage.kinks) lies within fp32 rounding of a kink, either side is right: each
 computation (ours, the fp32 reference) is judged against an fp64 truth that takes the side it took there.
 """
 import copy
@@ -307,19 +307,29 @@ class _Probe(torch.fx.Interpreter):
             return self.perturb[n.name](super().run_node(n), self.env[n.args[0]])
         if n.name not in self.kinked:
             return super().run_node(n)
-        p = self.env[n.args[0]]
+        args = [a for a in list(n.args) + list(n.kwargs.values()) if isinstance(a, torch.fx.Node)]
+        p = self.env[next(a for a in args if a.op != "get_attr")]  # the chain's value (a bound may come first)
         self.inputs[n.name] = p.detach().clone()
         masks = self.forced.get(n.name)
         lever = p.clone() if masks else None  # taken before an in-place op overwrites p
         out = super().run_node(n)
         if masks:
             slope, forced = torch.zeros_like(out.detach()), torch.zeros_like(out.detach(), dtype=torch.bool)
+            bound_terms = 0
             for (k, below, above), mask in zip(self.kinked[n.name], masks):
-                if mask is not None:
-                    other = torch.where(self.inputs[n.name] > k, torch.full_like(slope, below), torch.full_like(slope, above))
-                    slope, forced = torch.where(mask, other, slope), forced | mask
-            # the forced elements keep their value and get the other side's slope (lever - lever.detach() is 0)
-            out = torch.where(forced, out.detach() + slope * (lever - lever.detach()), out)
+                if mask is None:
+                    continue
+                if isinstance(k, str):  # a parameter's value: it takes the slope x leaves (1 - x's)
+                    bound = next(self.env[a] for a in args if a.op == "get_attr" and a.target == k)
+                    at = torch.broadcast_to(bound, out.shape)
+                    other = torch.where(self.inputs[n.name] > at.detach(), below, above).to(out.dtype)
+                    bound_terms = bound_terms + torch.where(mask, 1 - other, 0) * (at - at.detach())
+                else:
+                    other = torch.where(self.inputs[n.name] > k, torch.full_like(slope, below),
+                                        torch.full_like(slope, above))
+                slope, forced = torch.where(mask, other, slope), forced | mask
+            # the forced elements keep their value and get the other side's slopes (lever - lever.detach() is 0)
+            out = torch.where(forced, out.detach() + slope * (lever - lever.detach()) + bound_terms, out)
         return out
 
 
@@ -472,11 +482,13 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
         tol = 8 * (rms(b - a) + 8 * U * rms(a))
         masks = []
         for i, (k, _, _) in enumerate(kinks):
+            if isinstance(k, str):  # a parameter's value, the same in both references
+                k = torch.broadcast_to(ref64.get_parameter(k).detach(), a.shape)
             near = ((a - k).abs() <= tol) & (a != k)  # an exact tie is no rounding: torch's side is the truth
             flipped = near & ((b > k) != (a > k))
             masks.append(flipped if bool(flipped.any()) else None)
             where_near = near.nonzero()
-            gap = (a[near] - k).abs()
+            gap = (a - k)[near].abs()
             n_candidates += len(gap)
             for j in gap.argsort()[:MAX_KINK_CANDIDATES].tolist():  # the nearest of this kink
                 candidates.append((gap[j].item(), node, i, tuple(where_near[j].tolist())))
