@@ -233,3 +233,16 @@ def test_ill_conditioned_tensors_are_judged_against_what_z_rounding_allows():
                                dist="uniform")
     ours, ref = report["grad_x"]
     assert ours > 4 * ref and problems == [], (report["grad_x"], problems)
+
+
+def test_the_kink_tolerance_follows_a_noisy_column_as_well_as_a_noisy_row():
+    """BatchNorm's rstd amplifies one channel's rounding: an element of that column may be far from the kink by
+    its row's RMS error yet well within its column's."""
+    from fusegen.tools.accuracy import _local_rms
+    err = torch.full((64, 40), 1e-7, dtype=torch.float64)
+    err[:, 5] = 1e-4  # one noisy channel
+    err[9, :] = 1e-5  # one noisy row
+    scale = _local_rms(err)
+    assert torch.allclose(scale[0, 5], torch.tensor(1e-4, dtype=torch.float64), rtol=0.05)
+    assert scale[0, 5] > 5 * err[0].pow(2).mean().sqrt()  # a row's RMS alone would dilute the column's
+    assert torch.allclose(scale[9, 0], err[9].pow(2).mean().sqrt())

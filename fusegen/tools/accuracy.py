@@ -402,6 +402,13 @@ def z_rounding_floor(m64, graph, chains, x64, grad, truth, seed, draws=2):
     return floors
 
 
+def _local_rms(t):
+    """Per element, the larger RMS of its row and of its column: the scale of a value's rounding where
+    statistics are per row (GroupNorm, a softmax) or per column (BatchNorm's rstd amplifies one channel's)."""
+    rows = t.pow(2).mean(-1, keepdim=True).sqrt()
+    return torch.maximum(rows, t.pow(2).mean(0, keepdim=True).sqrt()) if t.dim() > 1 else rows
+
+
 def _sq_error(tensors, truth) -> float:
     """Sum over tensors of the squared normwise error: what a choice of kink sides is scored by."""
     return sum(rel_err(a, t) ** 2 for (_, a), (_, t) in zip(tensors, truth) if a is not None and t is not None
@@ -421,7 +428,8 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
     over 1 - p), so that the references drop what ours dropped.
 
     Kinks: an element whose fp64 input to a kinked stage lies within 8x the fp32 reference's rounding there
-    (the RMS of |p32 - p64| over its row, plus 8 ulps of the row's RMS) may sit on either side. The fp32
+    (the RMS of |p32 - p64| over its row or its column, the larger, plus 8 ulps of that RMS of p64) may sit on
+    either side. The fp32
     reference's truth takes the side its own fp32 input took; ours takes, element by element (the nearest first,
     at most MAX_KINK_CANDIDATES), the side whose fp64 gradients are closer to ours, and only when ours misses the
     bar against fp64's own sides. Returns (report, problems) as compare (report["kink_flips"]: the elements each
@@ -478,8 +486,7 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
     candidates, ref_forced, n_candidates = [], {}, 0
     for node, kinks in kinked.items():
         a, b = p64[node], p32[node].double()
-        rms = lambda t: t.pow(2).mean(-1, keepdim=True).sqrt()  # noqa: E731
-        tol = 8 * (rms(b - a) + 8 * U * rms(a))
+        tol = 8 * (_local_rms(b - a) + 8 * U * _local_rms(a))
         masks = []
         for i, (k, _, _) in enumerate(kinks):
             if isinstance(k, str):  # a parameter's value, the same in both references
