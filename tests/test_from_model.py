@@ -233,6 +233,10 @@ STAGE_FILES = {
         ("channel", _ch("sub", "shift") + (("scalar", True),), "x - self.shift"),
         ("channel", _ch("maximum", "floor") + (("scalar", True),), "torch.max(x, self.floor)"),
         ("channel", _ch("clamp_max", "cap") + (("scalar", True),), "torch.clamp(x, max=self.cap)")]),
+    "stage_scalar_gn.py": ((40, 64, "fc.weight", "fc.bias", False), [
+        ("channel", _ch("mul", "scale") + (("scalar", True),), "self.fc(x) * self.scale"),
+        ("group_norm", _gn(8), "self.gn(h)"),
+        ("channel", _ch("maximum", "floor") + (("scalar", True),), "torch.max(h, self.floor)")]),
     "stage_linear_alone.py": ((29, 70, "fc.weight", None, False), [("identity", (), "return self.fc(x)")]),
     "stage_residual_detached.py": ((41, 96, "fc.weight", "fc.bias", False), [
         ("relu", (), "torch.relu(x)"), ("scalar", _s("mul", 2.0), "x * 2.0"),

@@ -263,7 +263,7 @@ def test_scalar_parameters_in_16_bits_match_the_reference(dtype, tmp_path):
     from fusegen.frontend import model_spec
 
     cases = []
-    for name in ("stage_scalar_params.py", "stage_scalar_gn.py", "stage_scalar_rows.py"):
+    for name in ("stage_scalar_params.py", "stage_scalar_gn.py", "row_scalar_params.py"):
         f = scaled_copy(REPO / "tests" / "models" / name, tmp_path)
         plan = fusegen.plan(dataclasses.replace(model_spec(f)[0], dtype=dtype), fixed_sizes=False,
                             arch=torch.cuda.get_device_capability())

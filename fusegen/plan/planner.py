@@ -41,7 +41,7 @@ HALF_TILE = MmaTile(block_k=64)
 HALF_WGMMA_TILE = WgmmaTile(block_m=256, block_n=128, stages=4)
 GEMV_ROWS = 4  # forward GEMMs of at most this many rows run on the few-rows FFMA engine (tensor-core plans)
 EXACT_DX_MAX_INPUT = 8  # see Plan.exact_dx_max_input
-EXACT_MAX_TILE_MACS = 1 << 22  # see Plan.exact_max_tile_macs
+EXACT_MAX_TILE_MACS = 1 << 23  # see Plan.exact_max_tile_macs
 TINY_GROUP = 8  # 3xtf32 layers with narrower groups run on the fp32 FFMA engine (see plan())
 
 
@@ -80,7 +80,8 @@ class Plan:
     # Tiny GEMMs run compensated too: those whose work in whole SIMT tiles (rows and columns rounded up to the
     # tile) is at most this many multiply-adds (0: none). There 3xTF32's product rounding (~2^-22 relative,
     # an FFMA's is exact) is not averaged out by a long sum: measured 2-8x cuBLAS's error at batch 5-20 x 64 x
-    # 130 (H200 chains run, session 10); the Dot2 mainloop costs little at this size.
+    # 130 (H200 chains run, session 10), and 7x at batch 8 x 100 -> 320 with rows scaled 2^-10..2^10 (4.9M
+    # multiply-adds in whole tiles, H100, session 26); the Dot2 mainloop costs little at this size.
     exact_max_tile_macs: int
     lanes_per_group: int  # a sub-warp of this many lanes owns one (row, group) in the per-group stages
     pieces_per_group: int  # TWO_STAGE: most output tiles one group can touch (partial-statistics slots)

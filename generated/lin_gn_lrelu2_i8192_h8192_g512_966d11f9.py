@@ -10,7 +10,7 @@ Kernels: fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192 (built on the 
 Takes float32 CUDA input of shape (batch, 8192) for any batch.
 Regenerate with: fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "NVIDIA H200"
 
-# lin_gn_lrelu2_i8192_h8192_g512_f1e5700f: fused Linear -> GroupNorm -> LeakyReLU -> x + x
+# lin_gn_lrelu2_i8192_h8192_g512_966d11f9: fused Linear -> GroupNorm -> LeakyReLU -> x + x
 
 ## What it replaces
 `nn.Linear(8192, 8192)`, `nn.GroupNorm(512, 8192, eps=1e-05)`, `nn.LeakyReLU(0.01)` and `x + x`. PyTorch runs
@@ -29,7 +29,7 @@ column sums (per chunk of rows, added in a fixed order by a small kernel), and t
   operands the copy engine cannot read run on the mma.sync engine; tile m128n128s3 (384 threads, tuned on
   NVIDIA H200); each call picks its schedule from the sizes (few-rows FFMA engines for batches of at most 4: a
   GEMV, and grad_weight as an outer product; a narrow tile for small batches, split-K to fill the GPU); tiny
-  GEMMs (at most 4,194,304 multiply-adds in whole tiles) and, after a GroupNorm, grad_input of layers of at
+  GEMMs (at most 8,388,608 multiply-adds in whole tiles) and, after a GroupNorm, grad_input of layers of at
   most 8 inputs run a compensated fp32 mainloop.
 - GroupNorm (16 channels a group): statistics on the accumulator fragments in registers (a group's channels
   sit in a few lanes: adds and shuffles), output written once.
@@ -352,13 +352,16 @@ constexpr int FIXED_K = 8192;
 constexpr int PROMOTE_K = 64;  // restart the running sums every this many k (0: never)
 constexpr long long EXACT_MAX_MACS = 0ll;  // small GEMMs: compensated sums
 constexpr int EXACT_DX_MAX_INPUT = 8;  // grad_input too for so few inputs (0: never)
-constexpr long long EXACT_MAX_TILE_MACS = 4194304ll;  // tiny GEMMs (in whole tiles): compensated
+constexpr long long EXACT_MAX_TILE_MACS = 8388608ll;  // tiny GEMMs (in whole tiles): compensated
 constexpr int ROW_THREADS = 256;                  // block size of the per-group and per-column kernels
 constexpr int GN_COLS_SLAB = 8;                   // columns a block of gn_backward_cols sums (gn_backward.cuh)
 constexpr bool HAS_BIAS = true;  // the Linear adds a bias
 constexpr bool GN_AFFINE = true;  // the GroupNorm has weight and bias
 constexpr int NCHAN = 0;    // per-channel parameters the stages read
 constexpr int NSCALAR = 1;  // runtime constants the stages read
+// The per-channel slots whose gradients the kernels write as float32 column sums (bit k: slot k): a scalar
+// parameter's in a 16-bit layer, which sum_columns sums again (Plan.float_grad_slots)
+constexpr unsigned FLOAT_GRAD_SLOTS = 0u;
 
 static_assert(ROW_THREADS % LANES == 0, "a sub-warp must not straddle blocks");
 static_assert(32 % LANES == 0, "a sub-warp must not straddle warps");
@@ -378,6 +381,14 @@ __device__ __forceinline__ T subwarp_sum(T v) {
 __device__ __forceinline__ float gn_xhat(float z, float mean, float rstd) { return __fmul_rn(__fsub_rn(z, mean), rstd); }
 __device__ __forceinline__ float gn_affine(float xhat, float gamma, float beta) {
   return as_elem(__fmaf_rn(xhat, gamma, beta));
+}
+
+// A parameter's gradient at column col from its double sum: in the element type, or float32 for a slot of
+// FLOAT_GRAD_SLOTS (slot -1: the bias, the GroupNorm's weight and bias). Nothing where the gradient is not wanted.
+__device__ __forceinline__ void put_grad(elem_t* out, int slot, int col, double sum) {
+  if (!out) return;
+  if (slot >= 0 && (FLOAT_GRAD_SLOTS >> slot) & 1u) reinterpret_cast<float*>(out)[col] = (float)sum;
+  else out[col] = to_elem((float)sum);
 }
 
 // The Linear's bias and the GroupNorm's affine parameters of a channel (constants when the layer has none).
@@ -2098,7 +2109,7 @@ __global__ void __launch_bounds__(ROW_THREADS) gn_backward_combine_kernel(Backwa
     if (!out) continue;
     double s = 0.0;
     for (int ch = 0; ch < chunks; ++ch) s += partials[((long long)k * chunks + ch) * a.N + col];
-    out[col] = to_elem((float)s);
+    put_grad(out, k - 3, col, s);
   }
 }
 
@@ -3557,7 +3568,7 @@ if _HAS_CUSTOM_OP:
 
     # torch.ops.<module name>_<hash of the kernel sources and flags, as the build runtime keys them>.forward /
     # .backward: a regenerated module with other kernels never reuses the ops an older one registered
-    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_f1e5700f_" + _ext_name("", _CPP_SOURCE, _CUDA_SOURCE, CXX_FLAGS, CUDA_FLAGS,
+    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_966d11f9_" + _ext_name("", _CPP_SOURCE, _CUDA_SOURCE, CXX_FLAGS, CUDA_FLAGS,
                                                        FUSEGEN_VERSION)[1:]
     _Tensor = torch.Tensor
 
