@@ -13,7 +13,8 @@
 #                   bf16 / fp16 modules against the reference in their dtype and fp64 (~3 min on an H200)
 #   PART=rewrites   issue 16's own files: the pools (pooled weight, row kernels' max and 16-bit average), the
 #                   row-sum GEMV, dropout (our masks fixed in the reference), the residual of the layer's input
-#   PART=mutations  benchmarks/mutations.py: planted bugs, each must fail the tests of its path (~2 min)
+#   PART=mutations  benchmarks/mutations.py: planted bugs, each must fail the tests of its path; all at once
+#                   outlast a call (session 26): MUT_PART=0/3 .. 2/3, one call each (a log per mutant in $OUT)
 #   PART=bench      benchmarks/bench.py and the SASS check
 #   PART=examples   `fusegen from-model F --bench` for each example layer (EXAMPLES, default examples/*.py), their
 #                   modules built in parallel first
@@ -36,7 +37,7 @@ case "$PART" in
   rewrites) tests="tests/test_gpu_pool.py tests/test_gpu_max_pool.py tests/test_gpu_row_sum.py tests/test_gpu_dropout.py
                    tests/test_gpu_input_residual.py" ;;
   mutations)
-    python3 benchmarks/mutations.py --out "$OUT" 2>&1 | tee "$OUT/mutations.txt"
+    python3 benchmarks/mutations.py --out "$OUT" --part "${MUT_PART:-0/1}" 2>&1 | tee "$OUT/mutations.txt"
     exit "${PIPESTATUS[0]}" ;;
   bench)
     python3 benchmarks/bench.py --out "$OUT" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt"

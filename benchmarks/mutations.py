@@ -153,12 +153,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/fusegen-mutations"))
     ap.add_argument("--only", default="", help="comma-separated mutation keys (default: all)")
+    ap.add_argument("--part", default="0/1", help="i/n: every n-th mutation from the i-th (each builds its own "
+                    "modules: all of them at once outlast one 10-minute device call since session 26)")
     args = ap.parse_args(argv)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     scratch = pathlib.Path(os.environ.get("TMPDIR", "/tmp")) / "fusegen-mutants"
     shutil.rmtree(scratch, ignore_errors=True)
-    chosen = [m for m in MUTATIONS if not args.only or m.key in args.only.split(",")]
+    i, n = (int(v) for v in args.part.split("/"))
+    chosen = [m for m in MUTATIONS if not args.only or m.key in args.only.split(",")][i::n]
     procs = {}
     start = time.time()
     for m in chosen:
