@@ -49,11 +49,7 @@ def flips(module, model_file, batch, seed, dist):
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():  # the same perturbation as compare_models
         for (_, p), (_, q) in zip(ref.named_parameters(), new.named_parameters()):
-            if p.dim() == 1:
-                scale = 0.75 + 0.5 * torch.rand(p.shape, generator=gen)
-                shift = 0.1 * torch.randn(p.shape, generator=gen)
-                p.copy_(p.cpu() * scale + shift)
-                q.copy_(p)
+            accuracy.perturb_parameter(p, q, gen)
     shape = (batch,) + tuple(model_file.get_inputs()[0].shape[1:])
     x = accuracy.draw_input(shape, dist, gen).to(DEVICE)
     ref64 = model_file.Model(*init)

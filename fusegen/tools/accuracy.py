@@ -409,6 +409,16 @@ def _local_rms(t):
     return torch.maximum(rows, t.pow(2).mean(0, keepdim=True).sqrt()) if t.dim() > 1 else rows
 
 
+def perturb_parameter(p, q, gen):
+    """A parameter of one dimension (biases, GroupNorm affine, per-channel scales) moved from its initial value,
+    the same in the reference (p) and in ours (q), so that its gradient is exercised away from it; others kept."""
+    if p.dim() == 1:
+        scale = 0.75 + 0.5 * torch.rand(p.shape, generator=gen)
+        shift = 0.1 * torch.randn(p.shape, generator=gen)
+        p.copy_(p.cpu() * scale + shift)
+        q.copy_(p)
+
+
 def _sq_error(tensors, truth) -> float:
     """Sum over tensors of the squared normwise error: what a choice of kink sides is scored by."""
     return sum(rel_err(a, t) ** 2 for (_, a), (_, t) in zip(tensors, truth) if a is not None and t is not None
@@ -449,11 +459,7 @@ def compare_models(model_new_cls, reference_cls, init_args, input_shape, seed, d
         for (_, p), (_, q) in zip(ref.named_parameters(), new.named_parameters()):
             if not torch.equal(p, q):
                 return {}, ["the same seed gave different initial parameters"]
-            if p.dim() == 1:
-                scale = 0.75 + 0.5 * torch.rand(p.shape, generator=gen)
-                shift = 0.1 * torch.randn(p.shape, generator=gen)
-                p.copy_(p.cpu() * scale + shift)
-                q.copy_(p)
+            perturb_parameter(p, q, gen)
     if setup is not None:
         setup(ref, new)
     x = (draw_input(input_shape, dist, gen) if x is None else x).to(device)
