@@ -13,11 +13,13 @@ case "${STEP:-}" in
   dtypes_rest)  # the three tests PART=dtypes reaches last (a fresh machine's builds ran it out of 570 s once)
     run "$STEP" 560 python3 -m pytest tests/test_gpu_dtypes.py -m gpu -q -p no:cacheprovider -rfE \
       -k "(narrow_groups and float16) or random_shapes_per_dtype or random_chains_per_dtype" ;;
-  rest)  # what PART=dtypes and PART=rewrites reached last, one call (both ran out of 570 s on fresh machines)
-    run dtypes_rest 330 python3 -m pytest tests/test_gpu_dtypes.py -m gpu -q -p no:cacheprovider -rfE \
+  rest)  # what PART=dtypes, rewrites and layers reached last, one call (each ran out of 570 s on a fresh machine)
+    run dtypes_rest 250 python3 -m pytest tests/test_gpu_dtypes.py -m gpu -q -p no:cacheprovider -rfE \
       -k "(narrow_groups and float16) or random_shapes_per_dtype or random_chains_per_dtype"
-    run rewrites_rest 230 python3 -m pytest tests/test_gpu_dropout.py tests/test_gpu_input_residual.py -m gpu -q \
-      -p no:cacheprovider -rfE -k "torch_compile_drops or input_residual" ;;
+    run rewrites_rest 180 python3 -m pytest tests/test_gpu_dropout.py tests/test_gpu_input_residual.py -m gpu -q \
+      -p no:cacheprovider -rfE -k "torch_compile_drops or input_residual"
+    run layers_rest 130 python3 -m pytest tests/test_gpu_layers.py -m gpu -q -p no:cacheprovider -rfE \
+      -k "inside_torch_compile" ;;
   mut0|mut1|mut2)  # each mutant writes a log: those out of $OUT; the summary table comes back as $OUT/$STEP.txt
     run "$STEP" 570 env OUT=/tmp/fusegen-mutants-out PART=mutations MUT_PART="${STEP#mut}/3" \
       bash benchmarks/device_suite.sh ;;
