@@ -104,7 +104,7 @@ def test_variant_grid_covers_every_structure():
         strategies = {FRAGMENT, TILE_LOCAL, TWO_STAGE} if precision != "fp32" else {TILE_LOCAL, TWO_STAGE}
         assert {(k[5], k[6]) for k in keys if k[0] == precision} >= {(s, f) for s in strategies for f in (False, True)}
         if precision != "fp32":  # the Hopper engine, each strategy, both size modes
-            assert {(k[5], k[6]) for k in keys if k[0] == precision and k[1] == "wgmma_tf32"} >= \
+            assert {(k[5], k[6]) for k in keys if k[0] == precision and k[1].startswith("wgmma")} >= \
                 {(s, f) for s in strategies for f in (False, True)}
     for strategy in (TILE_LOCAL, TWO_STAGE):
         lanes = {p.lanes_per_group for p in CASES if p.group_strategy == strategy}

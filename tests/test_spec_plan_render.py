@@ -184,11 +184,14 @@ def test_hopper_plans_run_wgmma_beside_an_mma_sync_fallback(precision):
         if precision == "3xtf32" and gw < 8:
             assert p.mainloop == "simt_fp32" and p.arch_flags == (), gw
             continue
-        assert p.mainloop == "wgmma_tf32" and isinstance(p.tile, fusegen.WgmmaTile), gw
+        # tf32: the 16-bit engine over scaled fp16 planes of the operands, on its 256-row tile
+        assert p.mainloop == ("wgmma_f16s" if precision == "tf32" else "wgmma_tf32"), gw
+        assert isinstance(p.tile, fusegen.WgmmaTile) and p.scaled == (precision == "tf32"), gw
         assert p.arch_flags == ("-gencode=arch=compute_90a,code=sm_90a",)  # wgmma needs sm_90a exactly
-        # the mma.sync engine takes operands the copy engine cannot read; same output tile, same epilogue
+        # the mma.sync engine takes operands the copy engine cannot read; same output columns (at most 128 rows),
+        # same epilogue
         assert isinstance(p.mma_tile, fusegen.MmaTile) and (p.mma_tile.block_m, p.mma_tile.block_n) == \
-            (p.tile.block_m, p.tile.block_n)
+            (min(p.tile.block_m, 128), p.tile.block_n)
         fits = gw & (gw - 1) == 0 and gw <= 16 and p.mma_tile.warp_n % gw == 0
         want = FRAGMENT if fits else (TILE_LOCAL if p.tile.block_n % gw == 0 else TWO_STAGE)
         assert p.group_strategy == want, gw

@@ -48,6 +48,11 @@ ENGINE_WORDS = {
                   "store) and their whole tiles written through a small shared-memory stage in 16-byte row pieces; "
                   "operands the copy engine cannot read run on the mma.sync engine",
     "wgmma_f16": "sm_90a `wgmma` k16 f16, as the bf16 one",
+    "wgmma_f16s": "sm_90a `wgmma` k16 f16 over scaled fp16 planes of the fp32 operands, made per call (each row "
+                  "divided by a power of two that puts its largest element in fp16's top binade: every row keeps "
+                  "TF32's 11 significant bits at fp32's range; the outputs multiplied back by the scales before "
+                  "the epilogue), at twice TF32 wgmma's rate; the bf16 engine's ring, persistent backward GEMMs "
+                  "and output stage; small GEMMs run the mma.sync TF32 engine",
     "mma_bf16": "`mma.sync` m16n8k16 bf16 (sm_80+), multi-stage cp.async pipeline",
     "mma_f16": "`mma.sync` m16n8k16 f16 (sm_80+), multi-stage cp.async pipeline",
     "simt_fp32": "SIMT FFMA (any GPU)",
@@ -227,7 +232,10 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         "",
         "## Trade-offs and limits",
         {TF32X3: "- fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate).",
-         TF32: "- Fastest, but ~3e-4 relative error: not a drop-in where results are compared at 1e-4.",
+         TF32: "- Fastest, but ~3e-4 relative error: not a drop-in where results are compared at 1e-4." + (
+             " On sm_90 the operands are fp16 planes with a power-of-two scale a row: TF32's significand; an "
+             "element more than 2^28 below its row's largest keeps fewer bits (fp16's subnormals), where TF32 "
+             "keeps them to fp32's range." if plan.scaled else ""),
          FP32: "- Portable and exact to fp32, at SIMT speed (slower than cuBLAS's SGEMM on big layers).",
          "bf16": "- bfloat16 accuracy (8-bit significand), as the reference in bfloat16. Speed (H200, 1024 x "
                  "8192, 256 x 128 tiles): the wgmma engine's GEMMs at 560-740 TFLOP/s alone (the forward's with "
@@ -240,6 +248,7 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         "- GPUs: " + {"wgmma_tf32": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
                       "wgmma_bf16": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
                       "wgmma_f16": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
+                      "wgmma_f16s": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
                       "mma_tf32": "sm_80 or newer.", "mma_bf16": "sm_80 or newer.", "mma_f16": "sm_80 or newer.",
                       "simt_fp32": "any CUDA GPU with 81 KB of shared memory a block (not sm_75)."}[plan.mainloop],
         "- Input: {0} CUDA (batch, {1}), any strides; {0} parameters on the same GPU.".format(plan.element.name,

@@ -4,7 +4,7 @@ import dataclasses
 import hashlib
 from typing import Union
 
-from ..dtypes import FLOAT32, DType, dtype
+from ..dtypes import FLOAT16, FLOAT32, DType, dtype
 from ..ops import FULL, op
 from ..spec import TF32, TF32X3, Spec, SpecError
 from .engines import ENGINES, WGMMA_ARCH, WGMMA_GENCODE, GemmTile, MmaTile, WgmmaTile
@@ -39,6 +39,10 @@ HALF_TILE = MmaTile(block_k=64)
 # a flop than 128 x 128 ones; measured on the H200 at the headline, bf16: 0.993 against 1.148 ms forward+backward
 # (tests/gpu-results/h200-2026-11-25-s16, run 17). The default where the tuning table has no entry.
 HALF_WGMMA_TILE = WgmmaTile(block_m=256, block_n=128, stages=4)
+# tf32 on sm_90: the wgmma GEMMs read fp16 planes of the fp32 operands, each row of a plane divided by a power of
+# two (Plan.plane): the same 11-bit significand as TF32, the range fp32's, at the 16-bit engine's rate (k16 a
+# wgmma, twice TF32's k8).
+SCALED_PLANE = FLOAT16
 GEMV_ROWS = 4  # forward GEMMs of at most this many rows run on the few-rows FFMA engine (tensor-core plans)
 EXACT_DX_MAX_INPUT = 8  # see Plan.exact_dx_max_input
 EXACT_MAX_TILE_MACS = 1 << 23  # see Plan.exact_max_tile_macs
@@ -114,6 +118,17 @@ class Plan:
     # autocast, converts them back exactly); its gradient comes back in float32 too. (Out of the repr: module_name
     # says so where it changes the module.)
     feeds_layer: bool = dataclasses.field(default=False, repr=False)
+    # The wgmma engine's operands, where they are not op_t: 16-bit planes of the fp32 operands made per call (x,
+    # dz; the weight once per version), each row of a plane divided by a power of two so that its largest element
+    # lands in the 16-bit type's top binade; the GEMMs' outputs multiplied back by the scales. The mma.sync and
+    # SIMT engines beside it read the fp32 operands (TF32). None: the engines read op_t. (Out of the repr: the
+    # mainloop's name says so, and module_name adds it where set.)
+    plane: Union[DType, None] = dataclasses.field(default=None, repr=False)
+
+    @property
+    def scaled(self) -> bool:
+        """The wgmma GEMMs read scaled 16-bit planes (Plan.plane)."""
+        return self.plane is not None
 
     @property
     def converts(self) -> bool:
@@ -359,8 +374,8 @@ class Plan:
     def module_name(self) -> str:
         """Name of the generated Python module: the spec in words plus a hash over everything rendered."""
         s = self.spec
-        digest = hashlib.sha256((repr(self) + (repr(self.weight_pool) if self.weight_pool else "")).encode()
-                                ).hexdigest()[:8]
+        digest = hashlib.sha256((repr(self) + (repr(self.weight_pool) if self.weight_pool else "") +
+                                 (repr(self.plane) if self.plane else "")).encode()).hexdigest()[:8]
         # (float32: names from before dtypes; autocast: "ac" and its type)
         kind = f"_ac{self.operand.short}" if self.converts else f"_{self.element.short}" if self.element.short else ""
         kind += "_f32out" if self.feeds_layer and self.converts else ""
@@ -373,7 +388,7 @@ class Plan:
         """Names of the launchers' schedule engines, in their enum's order: compensated SIMT, the main tile, the
         narrow tile, wgmma, the few-rows engines: forward, backward, grad_weight's outer product (names of engines
         the plan lacks are never reported)."""
-        mma = self.mainloop.replace("wgmma", "mma") if self.wgmma else self.mainloop
+        mma = self.mma_template.replace("half", self.operand.short) if self.wgmma else self.mainloop
         main = f"{mma} {self.mma_tile.name}" if self.mma_tile else f"{self.mainloop} {self.tile.name}"
         narrow = f"{mma} narrow {self.narrow_tile.name}" if self.narrow_tile else "(no narrow tile)"
         wgmma = f"{self.mainloop} {self.tile.name}" if self.wgmma else "(no wgmma)"
@@ -401,7 +416,7 @@ class Plan:
     def wgmma_template(self) -> str:
         """The wgmma engine's template (templates/engines/mainloop_<this>.cuh.j2): TF32 for fp32 operands, k16
         for bf16 / fp16 ones; both give the same accumulator fragment."""
-        return "wgmma_tf32" if self.operand == FLOAT32 else "wgmma_half"
+        return "wgmma_tf32" if self.operand == FLOAT32 and not self.scaled else "wgmma_half"
 
 
 def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile, WgmmaTile] = None, gpu: str = None,
@@ -458,11 +473,19 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         tuned_for = gpu if tile else ""
     if tile is None:
         sm90 = arch is not None and tuple(arch) == WGMMA_ARCH
-        tile = ((HALF_WGMMA_TILE if half else WgmmaTile()) if sm90 else HALF_TILE if half else MmaTile()) \
+        tile = ((HALF_WGMMA_TILE if half or spec.precision == TF32 else WgmmaTile()) if sm90 else
+                HALF_TILE if half else MmaTile()) \
             if tensor_cores else GemmTile()
+    # tf32 on wgmma: scaled fp16 planes (SCALED_PLANE), on the 16-bit engine's tile (a tuned one was the TF32
+    # engine's)
+    plane = SCALED_PLANE if spec.precision == TF32 and not half and isinstance(tile, WgmmaTile) else None
+    if plane is not None and tuned_for:
+        tile, tuned_for = HALF_WGMMA_TILE, ""
     mainloop = ENGINES[type(tile)]
     if half:  # the engine of the operands' own type (a 16-bit stage is the fp32 engine's size in bytes)
         mainloop = mainloop.replace("tf32", operand.short)
+    if plane is not None:
+        mainloop = mainloop.replace("tf32", plane.short + "s")  # (s: scaled)
     split = spec.precision != TF32 and not half  # (the 3xTF32 wgmma engine stages two planes of its operand)
     if isinstance(tile, WgmmaTile) and tile.smem_bytes(split) > tile.SMEM_LIMIT:
         raise ValueError(f"tile {tile.name} needs {tile.smem_bytes(split)} bytes of shared memory "
@@ -543,4 +566,4 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
                 scalar_slots=scalar_slots, chan_slots=chan_slots, tuned_for=tuned_for,
                 element=element, compute=dtype(computes.pop()), statistics=statistics, operand=operand,
                 output=operand if autocast_values(spec)[-1] and not feeds_layer else element, weight_pool=pool,
-                feeds_layer=feeds_layer)
+                feeds_layer=feeds_layer, plane=plane)

@@ -1,0 +1,86 @@
+"""The tf32 mode on sm_90: the 16-bit wgmma engine over scaled fp16 planes of the fp32 operands (Plan.plane,
+templates/engines/operand_scale.cuh.j2). A Linear alone (its output is the GEMM's) with rows beyond what random
+inputs give: zeros, one huge element, subnormals, rows 2^100 apart, Inf and NaN; forward and both gradients against
+fp64 (normwise per row within TF32's documented tolerance) and the reference's Inf / NaN pattern. The property tests
+(tests/test_gpu_module.py, tf32-sm90) cover the headline chain on every input distribution."""
+import pytest
+import torch
+
+from helpers import REPO, engine_ran, gpu_available, import_file
+
+import fusegen
+from fusegen.frontend import load_model_file, model_spec
+from fusegen.tools.accuracy import TF32_REL_ERR
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc"),
+              pytest.mark.skipif(gpu_available() and tuple(torch.cuda.get_device_capability()) != fusegen.WGMMA_ARCH,
+                                 reason="the scaled planes are the sm_90 tf32 engine")]
+
+MODEL = REPO / "tests" / "models" / "stage_linear_alone.py"
+
+
+@pytest.fixture(scope="module")
+def linear(tmp_path_factory):
+    plan = fusegen.plan(model_spec(MODEL, precision="tf32")[0], arch=fusegen.WGMMA_ARCH, fixed_sizes=False)
+    assert plan.scaled and plan.mainloop == "wgmma_f16s"
+    return import_file(fusegen.write_module(plan, tmp_path_factory.mktemp("scaled")))
+
+
+def _extreme_rows(M, K, gen):
+    x = torch.randn(M, K, generator=gen, dtype=torch.float64)
+    x[0] = 0  # all zeros: scale 1
+    x[1, 7] = 1e30  # one huge element beside O(1) ones (they drop below fp16's subnormals relative to it)
+    x[2] *= 1e-41  # fp32 subnormals: the scale's exponent at float's bottom
+    x[3] *= 2.0 ** 100
+    x[4] *= 2.0 ** -100
+    x[5] = 0
+    x[5, 3] = 3e-39  # a single subnormal
+    x[8, 11] = float("inf")
+    x[9, 2] = float("-inf")
+    x[10, 5] = float("nan")
+    return x.float()
+
+
+def _row_errors(value, truth):
+    """Per row: max |value - truth| / max |truth| (absolute where the row is zero)."""
+    diff = (value.double() - truth).abs().amax(dim=1)
+    scale = truth.abs().amax(dim=1)
+    return torch.where(scale > 0, diff / scale.clamp_min(1e-300), diff)
+
+
+@pytest.mark.parametrize("M,K,N", [(300, 1000, 520), (1024, 4096, 2048)])
+def test_extreme_rows_match_the_reference(linear, M, K, N):
+    gen = torch.Generator().manual_seed(M + K + N)
+    ns = load_model_file(MODEL)
+    torch.manual_seed(0)
+    ref = ns.Model(K, N).cuda()
+    torch.manual_seed(0)
+    ours = linear.ModelNew(K, N).cuda()
+    ours.load_state_dict(ref.state_dict())
+    assert engine_ran(linear, M, K) == "wgmma", engine_ran(linear, M, K)
+    x = _extreme_rows(M, K, gen).cuda()
+    g = torch.randn(M, N, generator=gen).cuda()
+    finite = torch.isfinite(x).all(dim=1)
+    w = ref.fc.weight.detach()
+    with torch.no_grad():
+        torch.backends.cuda.matmul.allow_tf32 = False
+        want = ref(x)
+        truth = x.double() @ w.double().t()
+    # Inf and NaN where the reference has them (rows with a non-finite input); the finite rows within TF32's
+    # tolerance against fp64, row by row (a row far below the others keeps its own relative accuracy)
+    with torch.no_grad():
+        out = ours(x)
+    assert torch.equal(torch.isnan(out), torch.isnan(want)), "NaN pattern differs from the reference's"
+    assert torch.equal(torch.isinf(out), torch.isinf(want)) and torch.equal(out[torch.isinf(want)],
+                                                                             want[torch.isinf(want)])
+    errors = _row_errors(out[finite], truth[finite])
+    assert float(errors.max()) <= TF32_REL_ERR, (float(errors.max()), int(errors.argmax()))
+    assert (out[0] == 0).all()  # a zero row gives zeros (no bias)
+    # gradients, on x with its non-finite rows zeroed (an Inf's gradient of W is Inf / NaN in any computation)
+    xf = torch.where(finite.unsqueeze(1), x, torch.zeros_like(x)).requires_grad_(True)
+    ours(xf).backward(g)
+    dx_err = _row_errors(xf.grad, g.double() @ w.double())
+    assert float(dx_err.max()) <= TF32_REL_ERR, float(dx_err.max())
+    dw_truth = g.double().t() @ xf.detach().double()
+    dw_err = float((ours.fc.weight.grad.double() - dw_truth).abs().max() / dw_truth.abs().max())
+    assert dw_err <= TF32_REL_ERR, dw_err
