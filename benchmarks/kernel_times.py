@@ -1,7 +1,7 @@
 """Per-kernel GPU time of a model file's fused module, forward and backward (torch.profiler): which kernel a change
 should go after. Prints each kernel's microseconds per forward+backward step, its share, and the step's total.
 
-    device: PYTHONPATH=. python3 benchmarks/kernel_times.py examples/gn_softmax_8192.py [--reps 10]
+    device: PYTHONPATH=. python3 benchmarks/kernel_times.py examples/gn_softmax_8192.py [--reps 10] [--precision P]
 """
 import argparse
 import collections
@@ -60,9 +60,10 @@ def main():
     ap.add_argument("model_file")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--out", default=tempfile.mkdtemp(prefix="fusegen-kt-"))
+    ap.add_argument("--precision", default=None, help="fp32 layers: 3xtf32 (default), tf32 or fp32")
     args = ap.parse_args()
     f = pathlib.Path(args.model_file)
-    plan = fusegen.plan(model_spec(f)[0], gpu=torch.cuda.get_device_name(), arch=torch.cuda.get_device_capability())
+    plan = fusegen.plan(model_spec(f, precision=args.precision)[0], gpu=torch.cuda.get_device_name(), arch=torch.cuda.get_device_capability())
     path = fusegen.write_module(plan, args.out)
     prebuild([path])
     model_file, module = load_model_file(f), import_file(path)

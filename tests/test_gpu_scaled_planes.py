@@ -16,14 +16,20 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="n
               pytest.mark.skipif(gpu_available() and tuple(torch.cuda.get_device_capability()) != fusegen.WGMMA_ARCH,
                                  reason="the scaled planes are the sm_90 tf32 engine")]
 
-MODEL = REPO / "tests" / "models" / "stage_linear_alone.py"
+K, N = 1000, 520  # (K not a multiple of 8: the planes' rows padded for the copy engine)
 
 
 @pytest.fixture(scope="module")
 def linear(tmp_path_factory):
-    plan = fusegen.plan(model_spec(MODEL, precision="tf32")[0], arch=fusegen.WGMMA_ARCH, fixed_sizes=False)
+    """(the model file, its tf32 module): tests/models/stage_linear_alone.py at K x N."""
+    out = tmp_path_factory.mktemp("scaled")
+    text = (REPO / "tests" / "models" / "stage_linear_alone.py").read_text()
+    model = out / "linear_alone.py"
+    model.write_text(text.replace("input_size = 29", f"input_size = {K}").replace("hidden_size = 70",
+                                                                                   f"hidden_size = {N}"))
+    plan = fusegen.plan(model_spec(model, precision="tf32")[0], arch=fusegen.WGMMA_ARCH, fixed_sizes=False)
     assert plan.scaled and plan.mainloop == "wgmma_f16s"
-    return import_file(fusegen.write_module(plan, tmp_path_factory.mktemp("scaled")))
+    return load_model_file(model), import_file(fusegen.write_module(plan, out))
 
 
 def _extreme_rows(M, K, gen):
@@ -48,16 +54,16 @@ def _row_errors(value, truth):
     return torch.where(scale > 0, diff / scale.clamp_min(1e-300), diff)
 
 
-@pytest.mark.parametrize("M,K,N", [(300, 1000, 520), (1024, 4096, 2048)])
-def test_extreme_rows_match_the_reference(linear, M, K, N):
-    gen = torch.Generator().manual_seed(M + K + N)
-    ns = load_model_file(MODEL)
+@pytest.mark.parametrize("M", [300, 1024])
+def test_extreme_rows_match_the_reference(linear, M):
+    ns, linear = linear
+    gen = torch.Generator().manual_seed(M)
     torch.manual_seed(0)
     ref = ns.Model(K, N).cuda()
     torch.manual_seed(0)
     ours = linear.ModelNew(K, N).cuda()
     ours.load_state_dict(ref.state_dict())
-    assert engine_ran(linear, M, K) == "wgmma", engine_ran(linear, M, K)
+    assert engine_ran(linear, M, K).startswith("wgmma_f16s"), engine_ran(linear, M, K)
     x = _extreme_rows(M, K, gen).cuda()
     g = torch.randn(M, N, generator=gen).cuda()
     finite = torch.isfinite(x).all(dim=1)
