@@ -187,6 +187,7 @@ def test_cuda_source_compiles_without_spills(p, tmp_path):
     extra += 5 if p.gemv_max_rows else 0  # the few-rows engines' three GEMMs, the outer product's two forms
     if p.wgmma and p.wgmma_template == "wgmma_half":
         extra += 3 if p.tile.block_m % 64 == 0 else 1
+    extra += 4 if p.scaled else 0  # its operand kernels: rows and the columns' two passes, each in two forms
     expected = {"simt": 8, "mma": 14, "wgmma": 18}[p.mainloop.split("_")[0]] + (p.group_strategy == TWO_STAGE) + extra
     arch_names = {"sm_90a"} if p.arch_flags else {"sm_80", "sm_90"}
     assert len(functions) == len(arch_names) * expected, (functions, stdout[-3000:])
@@ -221,6 +222,7 @@ def _binding_plans():
     models = pathlib.Path(__file__).resolve().parent / "models"
     yield "headline", fusegen.plan(HEADLINE)
     yield "two-stage", fusegen.plan(fusegen.Spec(1000, 400, 2), fixed_sizes=False)
+    yield "tf32-scaled", fusegen.plan(fusegen.Spec(1000, 400, 2, precision="tf32"), arch=fusegen.WGMMA_ARCH)
     for name in BINDING_MODELS:
         yield name, fusegen.plan(model_spec(models / name)[0], rewrite=False)  # (the GEMM binding)
 

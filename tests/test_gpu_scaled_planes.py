@@ -90,3 +90,39 @@ def test_extreme_rows_match_the_reference(linear, M):
     dw_truth = g.double().t() @ xf.detach().double()
     dw_err = float((ours.fc.weight.grad.double() - dw_truth).abs().max() / dw_truth.abs().max())
     assert dw_err <= TF32_REL_ERR, dw_err
+
+
+def test_the_weight_plane_follows_every_update(linear):
+    """The weight's fp16 plane is made once per version and kept (binding: weight_plane): after an optimizer step,
+    load_state_dict and an in-place write the module's output is what a fresh plane gives, bit for bit (a stale
+    plane would differ); a write through .data needs clear_weight_planes(), which bypassing the version asks for."""
+    ns, linear = linear
+    torch.manual_seed(0)
+    ours = linear.ModelNew(K, N).cuda()
+    x = torch.randn(512, K, device="cuda")
+
+    def fresh():
+        linear.clear_weight_planes()
+        with torch.no_grad():
+            return ours(x)
+
+    with torch.no_grad():
+        first = ours(x)
+    assert linear.clear_weight_planes() >= 1  # the forward kept one
+    assert torch.equal(first, fresh())
+    updates = {
+        "optimizer.step": lambda: (ours(x).square().mean().backward(),
+                                   torch.optim.SGD(ours.parameters(), lr=10.0).step()),
+        "load_state_dict": lambda: ours.load_state_dict(ns.Model(K, N).state_dict()),
+        "in-place write": lambda: torch.no_grad()(ours.fc.weight.mul_)(1.5),
+    }
+    for name, update in updates.items():
+        with torch.no_grad():
+            before = ours(x)  # (the plane of the current version, kept)
+        update()
+        with torch.no_grad():
+            after = ours(x)
+        assert not torch.equal(before, after), name
+        assert torch.equal(after, fresh()), name
+    ours.fc.weight.data.mul_(0.5)
+    assert torch.equal(fresh(), fresh())
