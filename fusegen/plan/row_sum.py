@@ -81,6 +81,8 @@ class RowSumPlan:
 
     # what Plan's readers ask of any plan
     converts = False
+    scaled = False  # (its GEMV reads the fp32 operands: no scaled planes)
+    plane = None
     wgmma = False
     arch_flags = ()
     column_norm = -1
