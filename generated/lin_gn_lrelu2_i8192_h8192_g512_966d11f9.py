@@ -303,9 +303,9 @@ using stat_t = double;
 // z, the Linear's output kept between kernels: made by linear_out, rounded to the operand type, so kept in it
 // exactly (16-bit operands: half the bytes of fp32 written by the forward and read back by backward).
 using z_t = op_t;
+#ifdef __CUDACC__
 // What the wgmma engine reads: op_t, or where the plan scales (Plan.plane) 16-bit planes of the fp32 operands.
 using plane_t = op_t;
-#ifdef __CUDACC__
 // To and from the epilogue's fp32 (spelled out: torch's nvcc flags turn the half types' implicit conversions
 // off); identities for float32.
 __device__ __forceinline__ float to_f32(float v) { return (v); }
@@ -2779,9 +2779,9 @@ using stat_t = double;
 // z, the Linear's output kept between kernels: made by linear_out, rounded to the operand type, so kept in it
 // exactly (16-bit operands: half the bytes of fp32 written by the forward and read back by backward).
 using z_t = op_t;
+#ifdef __CUDACC__
 // What the wgmma engine reads: op_t, or where the plan scales (Plan.plane) 16-bit planes of the fp32 operands.
 using plane_t = op_t;
-#ifdef __CUDACC__
 // To and from the epilogue's fp32 (spelled out: torch's nvcc flags turn the half types' implicit conversions
 // off); identities for float32.
 __device__ __forceinline__ float to_f32(float v) { return (v); }

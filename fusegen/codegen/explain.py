@@ -36,6 +36,13 @@ PRECISION_WORDS = {
            "on values rounded to float16 where PyTorch rounds them (the Linear's output, each stage's), so the "
            "output lands within allclose of eager float16's.",
 }
+def _weight_plane_words(s) -> str:
+    """The scaled weight plane's size in words (fp16 rows padded to 8 elements, a float scale a row)."""
+    n, k = s.hidden_size, s.input_size
+    size = n * (-(-k // 8) * 8) * 2 + 2 * 4 * (-(-n // 256) * 256)
+    return f"{n} x {k} fp16 values and {n} scales ({size / 2 ** 20:.1f} MiB at these sizes, half the weight's)"
+
+
 ENGINE_WORDS = {
     "wgmma_tf32": "sm_90a `wgmma` (TMA bulk copies into a ring of shared-memory stages, one producer warp, two "
                   "consumer warpgroups; the weight is split in registers, x / dz once per call into TF32 "
@@ -48,8 +55,9 @@ ENGINE_WORDS = {
                   "store) and their whole tiles written through a small shared-memory stage in 16-byte row pieces; "
                   "operands the copy engine cannot read run on the mma.sync engine",
     "wgmma_f16": "sm_90a `wgmma` k16 f16, as the bf16 one",
-    "wgmma_f16s": "sm_90a `wgmma` k16 f16 over scaled fp16 planes of the fp32 operands, made per call (each row "
-                  "divided by a power of two that puts its largest element in fp16's top binade: every row keeps "
+    "wgmma_f16s": "sm_90a `wgmma` k16 f16 over scaled fp16 planes of the fp32 operands, x's and dz's made per "
+                  "call, the weight's once per version (each row divided by a power of two that puts its largest "
+                  "element in fp16's top binade: every row keeps "
                   "TF32's 11 significant bits at fp32's range; the outputs multiplied back by the scales before "
                   "the epilogue), at twice TF32 wgmma's rate; the bf16 engine's ring, persistent backward GEMMs "
                   "and output stage; small GEMMs run the mma.sync TF32 engine",
@@ -193,6 +201,10 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
             f"average of it (z as the {plan.operand.name} reference holds it, summed in fp32) as the chain's first "
             "value; backward gives each z column its windows' gradients over their divisors") +
            ", and the bias's gradient sums dz at the Linear's width."] if plan.row_pool else []),
+        *([f"- Memory: the weight's fp16 plane, {_weight_plane_words(s)}, is made once per version of the weight "
+           "(an optimizer step, load_state_dict or an in-place write makes a new one; after a write through "
+           "`.data`, call the module's clear_weight_planes()) and kept on the GPU beside it, for up to 8 weights a "
+           "build; x's and dz's planes are made per call in scratch."] if plan.scaled else []),
         "- Sizes: input and hidden " + ("compiled in" if plan.fixed_sizes else "passed at run time") +
         "; any batch. Backward reads z (the GEMM output, kept in training)" +
         (" and the group statistics (float64" + (", computed in fp32 as the 16-bit reference does"
