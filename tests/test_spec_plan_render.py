@@ -800,3 +800,18 @@ def test_state_dicts_load_both_ways(tmp_path):
     # a state dict of another size fails the way torch's own modules do, naming the parameter
     with pytest.raises(RuntimeError, match="size mismatch for fc.weight"):
         new.load_state_dict(ns["Model"](32, 64, 4).state_dict())
+
+
+def test_tf32_on_hopper_reads_scaled_fp16_planes():
+    """tf32 on sm_90 runs the 16-bit wgmma engine over scaled fp16 planes (Plan.plane), on its 256-row tile: the
+    tuning table's tf32 entry was timed on the TF32 engine's mainloop and does not carry over; sm_80 keeps TF32."""
+    spec = fusegen.Spec(8192, 8192, 512, precision="tf32")
+    p = fusegen.plan(spec, gpu="NVIDIA H200", arch=(9, 0))
+    assert p.scaled and p.plane.name == "float16" and p.mainloop == "wgmma_f16s" and p.wgmma_template == "wgmma_half"
+    assert (p.tile.block_m, p.tile.block_n, p.tuned_for) == (256, 128, "")
+    assert p.mma_template == "mma_tf32" and p.operand.name == "float32"  # (the fallbacks read the fp32 operands)
+    assert not fusegen.plan(spec, arch=(8, 0)).scaled
+    assert not fusegen.plan(fusegen.Spec(8192, 8192, 512), arch=(9, 0)).scaled  # (3xtf32: its split TF32 engine)
+    assert "fp16 plane" in explain(p) and "128.1 MiB" in explain(p)
+    source = fusegen.render_cuda(p)
+    assert "unscale<Wgmma>" in source and "scale_rows_kernel" in source and "split_rows_kernel" not in source

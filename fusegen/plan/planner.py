@@ -12,7 +12,7 @@ from .epilogue import _next_pow2, _row_tail, autocast_values, plan_chain, row_te
 from .algebra import fold
 from .row_sum import find_row_sum, plan_row_sum
 from .weight_pool import WeightPool, split_weight_pool
-from .tuning import lookup
+from .tuning import lookup, tuned_mainloop
 
 # GroupNorm strategies, cheapest first.
 FRAGMENT = "fragment"  # a group lives in a few lanes' accumulator fragments: statistics are register adds + shuffles
@@ -476,10 +476,10 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         tile = ((HALF_WGMMA_TILE if half or spec.precision == TF32 else WgmmaTile()) if sm90 else
                 HALF_TILE if half else MmaTile()) \
             if tensor_cores else GemmTile()
-    # tf32 on wgmma: scaled fp16 planes (SCALED_PLANE), on the 16-bit engine's tile (a tuned one was the TF32
-    # engine's)
+    # tf32 on wgmma: scaled fp16 planes (SCALED_PLANE), on the 16-bit engine's tile unless one was tuned for them
+    # (an entry timed on the TF32 engine's mainloop does not carry over)
     plane = SCALED_PLANE if spec.precision == TF32 and not half and isinstance(tile, WgmmaTile) else None
-    if plane is not None and tuned_for:
+    if plane is not None and tuned_for and tuned_mainloop(spec, gpu, batch) != f"wgmma_{plane.short}s":
         tile, tuned_for = HALF_WGMMA_TILE, ""
     mainloop = ENGINES[type(tile)]
     if half:  # the engine of the operands' own type (a 16-bit stage is the fp32 engine's size in bytes)

@@ -45,13 +45,23 @@ def tuned_gpus(spec: Spec, path=None) -> list:
     return sorted(gpu for gpu in load_table(path) if _entries(spec, gpu, path))
 
 
-def lookup(spec: Spec, gpu: str, batch: int = None, path=None):
-    """(engine, tile fields) of the tuned tile for (gpu, precision, shape), or None. Without a batch, the entry
-    of the largest batch."""
+def _entry(spec: Spec, gpu: str, batch: int = None, path=None):
     entries = _entries(spec, gpu, path)
     if batch is not None:
         entries = {b: e for b, e in entries.items() if b == batch}
-    if not entries:
+    return entries[max(entries)] if entries else None
+
+
+def lookup(spec: Spec, gpu: str, batch: int = None, path=None):
+    """(engine, tile fields) of the tuned tile for (gpu, precision, shape), or None. Without a batch, the entry
+    of the largest batch."""
+    entry = _entry(spec, gpu, batch, path)
+    if entry is None:
         return None
-    entry = entries[max(entries)]
     return entry.get("engine", "simt_fp32" if spec.precision == FP32 else "mma_tf32"), dict(entry["tile"])
+
+
+def tuned_mainloop(spec: Spec, gpu: str, batch: int = None, path=None) -> str:
+    """The mainloop the entry lookup() finds was timed on ("": an entry from before tune recorded it)."""
+    entry = _entry(spec, gpu, batch, path)
+    return entry.get("mainloop", "") if entry else ""

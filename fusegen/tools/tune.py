@@ -217,7 +217,8 @@ def tune(spec: Spec, batch: int, *, reps=10, jobs=None, tiles=None, names=None, 
         module = _import(paths[t])
         model = module.ModelNew(spec.input_size, spec.hidden_size, spec.num_groups).cuda().to(dtype)
         f_ms, fb_ms = time_layer(model, x, g, reps)
-        rows.append({"tile": dataclasses.asdict(t), "engine": ENGINES[type(t)], "name": t.name,
+        rows.append({"tile": dataclasses.asdict(t), "engine": ENGINES[type(t)], "mainloop": module.MAINLOOP,
+                     "name": t.name,
                      "forward_ms": round(f_ms, 4),
                      "forward_backward_ms": round(fb_ms, 4)})
         _progress(i + 1, len(timed), f"{t.name}: fwd {f_ms:.3f} ms, fwd+bwd {fb_ms:.3f} ms")
