@@ -207,7 +207,8 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
            "build; x's and dz's planes are made per call in scratch."] if plan.scaled else []),
         "- Sizes: input and hidden " + ("compiled in" if plan.fixed_sizes else "passed at run time") +
         "; any batch. Backward reads z (the GEMM output, kept in training)" +
-        (" and the group statistics (float64" + (", computed in fp32 as the 16-bit reference does"
+        (" and the group statistics (float64" + ((", computed in fp32: z carries TF32's rounding" if plan.scaled else
+                                                   ", computed in fp32 as the 16-bit reference does")
                                                   if plan.statistics.name == "float32" else "") + ")."
          if plan.gn_index >= 0 else
          " and the row reductions' statistics (float64)." if plan.group_strategy == ROWS else

@@ -544,8 +544,9 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # are rounded to 8 or 11 bits, which dwarfs fp32's rounding of a group's sums (PyTorch's own 16-bit GroupNorm
     # accumulates in fp32), while in double they bound the forward's epilogue and the backward's pass (shuffles,
     # conversions and fp64 arithmetic: 40 us a tile of 256 x 128 at the headline; docs/perf-notes.md v0.15).
-    # fp32 layers keep double: their backward's projection needs it (templates/epilogue/gn_backward.cuh.j2).
-    statistics = FLOAT32 if half else dtype(accumulates.pop())
+    # fp32 layers keep double: their backward's projection needs it (templates/epilogue/gn_backward.cuh.j2); but
+    # tf32 on scaled fp16 planes, whose z carries TF32's 11-bit rounding as fp16's does, computes them in fp32 too.
+    statistics = FLOAT32 if half or plane is not None else dtype(accumulates.pop())
     # Tensor-core plans sum every GEMM on tensor cores: 3xTF32 with fp32 totals every 64 of K and split-K
     # partials added in a fixed order meet the accuracy bar at every size (docs/perf-notes.md v0.8, measured);
     # the FFMA plans (fp32, 3xtf32 groups under TINY_GROUP) and tf32 plans with such groups (TF32's rounding of
