@@ -36,11 +36,14 @@ PRECISION_WORDS = {
            "on values rounded to float16 where PyTorch rounds them (the Linear's output, each stage's), so the "
            "output lands within allclose of eager float16's.",
 }
-def _weight_plane_words(s) -> str:
-    """The scaled weight plane's size in words (fp16 rows padded to 8 elements, a float scale a row)."""
-    n, k = s.hidden_size, s.input_size
-    size = n * (-(-k // 8) * 8) * 2 + 2 * 4 * (-(-n // 256) * 256)
-    return f"{n} x {k} fp16 values and {n} scales ({size / 2 ** 20:.1f} MiB at these sizes, half the weight's)"
+def _weight_plane_words(plan) -> str:
+    """The scaled weight planes' size in words (operand_scale's plane_floats: fp16 rows padded to 8 elements, a
+    float scale a row, padded to 256)."""
+    n, k, pieces = plan.spec.hidden_size, plan.spec.input_size, plan.pieces
+    size = pieces * n * (-(-k // 8) * 8) * 2 + 2 * 4 * (-(-n // 256) * 256)
+    planes = "two planes (hi and lo) of " if pieces == 2 else ""
+    share = "as much as the weight" if pieces == 2 else "half the weight's"
+    return f"{planes}{n} x {k} fp16 values and {n} scales ({size / 2 ** 20:.1f} MiB at these sizes, {share})"
 
 
 ENGINE_WORDS = {
@@ -61,6 +64,11 @@ ENGINE_WORDS = {
                   "TF32's 11 significant bits at fp32's range; the outputs multiplied back by the scales before "
                   "the epilogue), at twice TF32 wgmma's rate; the bf16 engine's ring, persistent backward GEMMs "
                   "and output stage; small GEMMs run the mma.sync TF32 engine",
+    "wgmma_3xf16s": "sm_90a `wgmma` k16 f16 over two scaled fp16 planes of each fp32 operand (hi, and lo the rest "
+                    "to fp16, one power-of-two scale a row as the tf32 engine's: 22 significant bits), three "
+                    "products a k16 step (the small ones first), sums promoted into fp32 every 64 of K; x's and "
+                    "dz's planes made per call, the weight's once per version; twice the 3xTF32 engine's rate; "
+                    "small GEMMs run the mma.sync 3xTF32 engine",
     "mma_bf16": "`mma.sync` m16n8k16 bf16 (sm_80+), multi-stage cp.async pipeline",
     "mma_f16": "`mma.sync` m16n8k16 f16 (sm_80+), multi-stage cp.async pipeline",
     "simt_fp32": "SIMT FFMA (any GPU)",
@@ -201,7 +209,7 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
             f"average of it (z as the {plan.operand.name} reference holds it, summed in fp32) as the chain's first "
             "value; backward gives each z column its windows' gradients over their divisors") +
            ", and the bias's gradient sums dz at the Linear's width."] if plan.row_pool else []),
-        *([f"- Memory: the weight's fp16 plane, {_weight_plane_words(s)}, is made once per version of the weight "
+        *([f"- Memory: the weight's fp16 plane{'s' if plan.pieces == 2 else ''}, {_weight_plane_words(plan)}, is made once per version of the weight "
            "(an optimizer step, load_state_dict or an in-place write makes a new one; after a write through "
            "`.data`, call the module's clear_weight_planes()) and kept on the GPU beside it, for up to 8 weights a "
            "build; x's and dz's planes are made per call in scratch."] if plan.scaled else []),
@@ -244,7 +252,11 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
     lines += [
         "",
         "## Trade-offs and limits",
-        {TF32X3: "- fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate).",
+        {TF32X3: "- fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate)." + (
+            " On sm_90 the parts are fp16 planes of one power-of-two scale a row (3xFP16: a third of fp16's rate, "
+            "twice 3xTF32's); the weight's split rounds its big part toward zero so that an Inf of x meets parts "
+            "of one sign (Inf and NaN as the reference's), at one bit of the weight's 22; an element more than "
+            "2^27 below its row's largest keeps fewer bits (fp16's subnormals)." if plan.scaled else ""),
          TF32: "- Fastest, but ~3e-4 relative error: not a drop-in where results are compared at 1e-4." + (
              " On sm_90 the operands are fp16 planes with a power-of-two scale a row: TF32's significand; an "
              "element more than 2^28 below its row's largest keeps fewer bits (fp16's subnormals), where TF32 "
@@ -262,6 +274,7 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
                       "wgmma_bf16": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
                       "wgmma_f16": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
                       "wgmma_f16s": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
+                      "wgmma_3xf16s": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
                       "mma_tf32": "sm_80 or newer.", "mma_bf16": "sm_80 or newer.", "mma_f16": "sm_80 or newer.",
                       "simt_fp32": "any CUDA GPU with 81 KB of shared memory a block (not sm_75)."}[plan.mainloop],
         "- Input: {0} CUDA (batch, {1}), any strides; {0} parameters on the same GPU.".format(plan.element.name,

@@ -121,6 +121,10 @@ class WgmmaTile:
         per_stage = 4 * self.block_k * ((2 if split else 1) * self.block_m + self.block_n)
         return 1024 + self.stages * per_stage + 16 * self.stages
 
+    def plane_smem_bytes(self, pieces: int) -> int:
+        """The same for the 16-bit engine over `pieces` planes of each operand (64 of k a stage, 2 bytes each)."""
+        return 1024 + self.stages * pieces * 2 * 64 * (self.block_m + self.block_n) + 16 * self.stages
+
     @property
     def name(self) -> str:
         return f"m{self.block_m}n{self.block_n}s{self.stages}"

@@ -43,6 +43,12 @@ HALF_WGMMA_TILE = WgmmaTile(block_m=256, block_n=128, stages=4)
 # two (Plan.plane): the same 11-bit significand as TF32, the range fp32's, at the 16-bit engine's rate (k16 a
 # wgmma, twice TF32's k8).
 SCALED_PLANE = FLOAT16
+# 3xtf32 on sm_90 may run the same engine over two planes an operand (hi and lo, one scale: "3xfp16", three
+# products a k16 step): fp32-accurate at fp16's rate. THREE_FP16 makes it the default there; plan(scaled_planes=)
+# picks either engine. Its tile: 128 x 128 (a consumer's accumulators and fp32 totals beside two planes'
+# fragments), three stages of four 16 KB plane tiles.
+THREE_FP16 = True
+THREE_FP16_TILE = WgmmaTile(block_m=128, block_n=128, stages=3)
 GEMV_ROWS = 4  # forward GEMMs of at most this many rows run on the few-rows FFMA engine (tensor-core plans)
 EXACT_DX_MAX_INPUT = 8  # see Plan.exact_dx_max_input
 EXACT_MAX_TILE_MACS = 1 << 23  # see Plan.exact_max_tile_macs
@@ -129,6 +135,12 @@ class Plan:
     def scaled(self) -> bool:
         """The wgmma GEMMs read scaled 16-bit planes (Plan.plane)."""
         return self.plane is not None
+
+    @property
+    def pieces(self) -> int:
+        """Planes an operand of a scaled plan: 2 for 3xtf32's accuracy (hi and lo, three products: lo x hi,
+        hi x lo, hi x hi), 1 for tf32 (0: not scaled)."""
+        return 0 if self.plane is None else 2 if self.precision == TF32X3 else 1
 
     @property
     def converts(self) -> bool:
@@ -421,7 +433,7 @@ class Plan:
 
 def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile, WgmmaTile] = None, gpu: str = None,
          arch: tuple = None, batch: int = None, group_strategy: str = None, rewrite: bool = True,
-         feeds_layer: bool = False):
+         feeds_layer: bool = False, scaled_planes: bool = None):
     """Choose how to compute `spec`.
 
     fixed_sizes bakes input/hidden into the kernels (lets the compiler drop bounds checks); test suites turn it
@@ -438,6 +450,8 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     (plan/row_sum.py: a GEMV with the weight pre-reduced), unless a tile or group strategy is asked for (those
     choose the GEMM's engine). rewrite=False plans the chain as written. feeds_layer: the output is the next fused
     layer's input (a model of several GEMMs): under autocast it is handed on in float32 (Plan.feeds_layer).
+    scaled_planes: for 3xtf32 on wgmma, True runs the 16-bit engine over two scaled fp16 planes an operand
+    (3xfp16), False the TF32 engine; None: THREE_FP16 decides. (tf32 on wgmma always reads scaled planes.)
     """
     from .. import __version__
 
@@ -471,24 +485,31 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         tile = {mainloop: cls for cls, mainloop in ENGINES.items()}[found[0]](**found[1]) if found else None
         tile = tile if isinstance(tile, allowed) else None
         tuned_for = gpu if tile else ""
+    three_fp16 = spec.precision == TF32X3 and not half and (THREE_FP16 if scaled_planes is None else scaled_planes)
+    wgmma_tile = HALF_WGMMA_TILE if half or spec.precision == TF32 else THREE_FP16_TILE if three_fp16 else WgmmaTile()
     if tile is None:
         sm90 = arch is not None and tuple(arch) == WGMMA_ARCH
-        tile = ((HALF_WGMMA_TILE if half or spec.precision == TF32 else WgmmaTile()) if sm90 else
-                HALF_TILE if half else MmaTile()) \
-            if tensor_cores else GemmTile()
+        tile = (wgmma_tile if sm90 else HALF_TILE if half else MmaTile()) if tensor_cores else GemmTile()
     # tf32 on wgmma: scaled fp16 planes (SCALED_PLANE), on the 16-bit engine's tile unless one was tuned for them
-    # (an entry timed on the TF32 engine's mainloop does not carry over)
-    plane = SCALED_PLANE if spec.precision == TF32 and not half and isinstance(tile, WgmmaTile) else None
-    if plane is not None and tuned_for and tuned_mainloop(spec, gpu, batch) != f"wgmma_{plane.short}s":
-        tile, tuned_for = HALF_WGMMA_TILE, ""
+    # (an entry timed on the TF32 engine's mainloop does not carry over); 3xtf32 too where three_fp16: two
+    # planes an operand
+    scaled = (spec.precision == TF32 or three_fp16) and not half and isinstance(tile, WgmmaTile)
+    plane = SCALED_PLANE if scaled else None
     mainloop = ENGINES[type(tile)]
     if half:  # the engine of the operands' own type (a 16-bit stage is the fp32 engine's size in bytes)
         mainloop = mainloop.replace("tf32", operand.short)
-    if plane is not None:
-        mainloop = mainloop.replace("tf32", plane.short + "s")  # (s: scaled)
+    if plane is not None:  # (s: scaled; 3x: two planes, three products)
+        mainloop = mainloop.replace("tf32", ("3x" if spec.precision == TF32X3 else "") + plane.short + "s")
+    # A tuned wgmma tile timed on another mainloop does not carry over ("": an entry from before tune recorded it,
+    # timed on the unscaled engines)
+    timed_on = tuned_mainloop(spec, gpu, batch) if tuned_for else ""
+    if tuned_for and isinstance(tile, WgmmaTile) and timed_on != mainloop and (timed_on or plane is not None):
+        tile, tuned_for = wgmma_tile, ""
+    planes = 2 if scaled and spec.precision == TF32X3 else 1 if scaled else 0  # (Plan.pieces)
     split = spec.precision != TF32 and not half  # (the 3xTF32 wgmma engine stages two planes of its operand)
-    if isinstance(tile, WgmmaTile) and tile.smem_bytes(split) > tile.SMEM_LIMIT:
-        raise ValueError(f"tile {tile.name} needs {tile.smem_bytes(split)} bytes of shared memory "
+    need = tile.plane_smem_bytes(planes) if planes else tile.smem_bytes(split) if isinstance(tile, WgmmaTile) else 0
+    if isinstance(tile, WgmmaTile) and need > tile.SMEM_LIMIT:
+        raise ValueError(f"tile {tile.name} needs {need} bytes of shared memory "
                          f"in {spec.precision}, over the {tile.SMEM_LIMIT} a block can have: fewer stages")
     # Compensated small GEMMs always run on the SIMT engine, on tiles as wide (one group strategy: groups lie
     # along the columns). The fallbacks' tiles hold at most 128 x 128 outputs; a wgmma tile may have more rows
@@ -546,7 +567,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # conversions and fp64 arithmetic: 40 us a tile of 256 x 128 at the headline; docs/perf-notes.md v0.15).
     # fp32 layers keep double: their backward's projection needs it (templates/epilogue/gn_backward.cuh.j2); but
     # tf32 on scaled fp16 planes, whose z carries TF32's 11-bit rounding as fp16's does, computes them in fp32 too.
-    statistics = FLOAT32 if half or plane is not None else dtype(accumulates.pop())
+    statistics = FLOAT32 if half or planes == 1 else dtype(accumulates.pop())
     # Tensor-core plans sum every GEMM on tensor cores: 3xTF32 with fp32 totals every 64 of K and split-K
     # partials added in a fixed order meet the accuracy bar at every size (docs/perf-notes.md v0.8, measured);
     # the FFMA plans (fp32, 3xtf32 groups under TINY_GROUP) and tf32 plans with such groups (TF32's rounding of
