@@ -25,6 +25,7 @@ import fusegen
 from fusegen.codegen.explain import explain
 from fusegen.frontend import model_spec
 from fusegen.plan import FRAGMENT, TILE_LOCAL, TWO_STAGE
+from fusegen.plan.planner import THREE_FP16_TILE
 
 SHARED_REFERENCE = REPO.parent / "shared" / "reference" / "reference_model.py"
 REFERENCE_NAMES = ("Model", "get_inputs", "get_init_inputs")
@@ -184,9 +185,10 @@ def test_hopper_plans_run_wgmma_beside_an_mma_sync_fallback(precision):
         if precision == "3xtf32" and gw < 8:
             assert p.mainloop == "simt_fp32" and p.arch_flags == (), gw
             continue
-        # tf32: the 16-bit engine over scaled fp16 planes of the operands, on its 256-row tile
-        assert p.mainloop == ("wgmma_f16s" if precision == "tf32" else "wgmma_tf32"), gw
-        assert isinstance(p.tile, fusegen.WgmmaTile) and p.scaled == (precision == "tf32"), gw
+        # the 16-bit engine over scaled fp16 planes of the operands: one for tf32 on its 256-row tile, two for
+        # 3xtf32 (3xfp16)
+        assert p.mainloop == ("wgmma_f16s" if precision == "tf32" else "wgmma_3xf16s"), gw
+        assert isinstance(p.tile, fusegen.WgmmaTile) and p.scaled and p.pieces == (1 if precision == "tf32" else 2)
         assert p.arch_flags == ("-gencode=arch=compute_90a,code=sm_90a",)  # wgmma needs sm_90a exactly
         # the mma.sync engine takes operands the copy engine cannot read; same output columns (at most 128 rows),
         # same epilogue
@@ -234,7 +236,9 @@ def test_wgmma_tune_candidates_fit_shared_memory():
         tiles = tune.candidates(precision, (9, 0))
         assert tiles and all(isinstance(t, fusegen.WgmmaTile) for t in tiles)
         assert all(t.smem_bytes(precision == "3xtf32") <= fusegen.WgmmaTile.SMEM_LIMIT for t in tiles)
-        assert fusegen.WgmmaTile() in tiles
+        assert (fusegen.WgmmaTile() if precision == "tf32" else THREE_FP16_TILE) in tiles  # (the planner's default)
+        assert all(t.plane_smem_bytes(1 if precision == "tf32" else 2) <= fusegen.WgmmaTile.SMEM_LIMIT
+                   for t in tiles)
     assert all(isinstance(t, fusegen.MmaTile) for t in tune.candidates("tf32", (8, 0)))
 
 
@@ -250,12 +254,20 @@ def test_tuning_table_decides_the_tile_when_asked(tmp_path, monkeypatch):
     assert fusegen.plan(spec, gpu="GPU Y").tile == fusegen.MmaTile() and fusegen.plan(spec).tuned_for == ""
     assert fusegen.plan(_spec_for_width(16, precision="tf32"), gpu="GPU X").tuned_for == ""  # other precision
     assert '--gpu "GPU X"' in fusegen.render(p)
-    # an entry names its engine: a Hopper entry brings the wgmma engine with it (no architecture needed)
-    hopper = fusegen.WgmmaTile(stages=3)
-    table.write_text(json.dumps({"GPU H": {"3xtf32": {tune.shape_key(spec, 512): {
-        "tile": dataclasses.asdict(hopper), "engine": "wgmma_tf32"}}}}))
-    p = fusegen.plan(spec, gpu="GPU H")
+    # an entry names its engine: a Hopper entry brings the wgmma engine with it (no architecture needed), and
+    # the mainloop it was timed on: the TF32 engine's tile serves that engine, not 3xfp16's
+    hopper = fusegen.WgmmaTile(block_m=64, stages=3)
+    entry = {"tile": dataclasses.asdict(hopper), "engine": "wgmma_tf32"}
+    table.write_text(json.dumps({"GPU H": {"3xtf32": {tune.shape_key(spec, 512): entry}}}))
+    p = fusegen.plan(spec, gpu="GPU H", scaled_planes=False)
     assert p.tile == hopper and p.mainloop == "wgmma_tf32" and p.tuned_for == "GPU H"
+    p = fusegen.plan(spec, gpu="GPU H")
+    assert p.mainloop == "wgmma_3xf16s" and p.tile == fusegen.plan(spec, arch=(9, 0)).tile and p.tuned_for == ""
+    table.write_text(json.dumps({"GPU H": {"3xtf32": {tune.shape_key(spec, 512): dict(entry,
+                                                                                      mainloop="wgmma_3xf16s")}}}))
+    p = fusegen.plan(spec, gpu="GPU H")
+    assert p.tile == hopper and p.mainloop == "wgmma_3xf16s" and p.tuned_for == "GPU H"
+    assert fusegen.plan(spec, gpu="GPU H", scaled_planes=False).tuned_for == ""
 
 
 @pytest.mark.parametrize("kwargs", [dict(block_k=12), dict(warps_m=3), dict(stages=1), dict(block_m=48),
@@ -518,8 +530,10 @@ REGENERATE = 'fusegen render --hidden 8192 --groups 512 --gpu "NVIDIA H200"'
 def test_committed_headline_module_is_reproduced_byte_for_byte():
     files = _headline_files()
     assert len(files) == 1, f"expected exactly one committed headline module, found {[f.name for f in files]}"
-    p = fusegen.plan(HEADLINE, gpu="NVIDIA H200")  # the committed module is the H200-tuned one
-    assert p.tuned_for == "NVIDIA H200"
+    # the committed module is the one `render --gpu "NVIDIA H200"` writes: the table's H200 entry names the wgmma
+    # engine, and its tile (timed on the 3xTF32 engine) gives way to 3xfp16's default until that is tuned
+    p = fusegen.plan(HEADLINE, gpu="NVIDIA H200")
+    assert p.mainloop == "wgmma_3xf16s" and p.tuned_for == ""
     assert files[0].name == p.module_name + ".py", (
         f"committed {files[0].name} but the current plan names it {p.module_name}.py: regenerate it with "
         f"`{REGENERATE}`")
@@ -811,7 +825,32 @@ def test_tf32_on_hopper_reads_scaled_fp16_planes():
     assert (p.tile.block_m, p.tile.block_n, p.tuned_for) == (256, 128, "")
     assert p.mma_template == "mma_tf32" and p.operand.name == "float32"  # (the fallbacks read the fp32 operands)
     assert not fusegen.plan(spec, arch=(8, 0)).scaled
-    assert not fusegen.plan(fusegen.Spec(8192, 8192, 512), arch=(9, 0)).scaled  # (3xtf32: its split TF32 engine)
     assert "fp16 plane" in explain(p) and "128.1 MiB" in explain(p)
     source = fusegen.render_cuda(p)
     assert "unscale<Wgmma>" in source and "scale_rows_kernel" in source and "split_rows_kernel" not in source
+
+
+def test_3xtf32_on_hopper_reads_two_scaled_fp16_planes():
+    """3xtf32 on sm_90 runs the 16-bit wgmma engine over two scaled fp16 planes an operand (3xfp16: hi and lo of one
+    scale, three products), on a 128 x 128 tile of three stages, with fp32 totals every 64 of K and the fp64
+    GroupNorm statistics of the fp32-accurate plans; the tuning table's 3xtf32 entry, timed on the TF32 engine, does
+    not carry over; scaled_planes=False keeps the TF32 engine (and its tuned tile); sm_80 keeps 3xTF32."""
+    spec = fusegen.Spec(8192, 8192, 512)
+    p = fusegen.plan(spec, gpu="NVIDIA H200", arch=(9, 0))
+    assert p.scaled and p.pieces == 2 and p.mainloop == "wgmma_3xf16s" and p.wgmma_template == "wgmma_half"
+    assert (p.tile.block_m, p.tile.block_n, p.tile.stages, p.tuned_for) == (128, 128, 3, "")
+    assert p.promote_every_k == 64 and p.statistics.name == "float64" and p.mma_template == "mma_tf32"
+    assert p.tile.plane_smem_bytes(2) <= p.tile.SMEM_LIMIT < fusegen.WgmmaTile(128, 128, 4).plane_smem_bytes(2)
+    old = fusegen.plan(spec, gpu="NVIDIA H200", arch=(9, 0), scaled_planes=False)
+    assert old.mainloop == "wgmma_tf32" and not old.scaled and old.pieces == 0 and old.tuned_for == "NVIDIA H200"
+    assert not fusegen.plan(spec, arch=(8, 0)).scaled
+    words = " ".join(explain(p).split())
+    assert "two planes (hi and lo)" in words and "256.1 MiB" in words
+    source = fusegen.render_cuda(p)
+    # the weight's and dz's column planes split SAFE (an Inf of x meets them), x's and dz's rows to nearest; the
+    # planes as 3-D tensor maps; the small products before hi x hi
+    assert "MATRIX_PLANES = 2" in source and "static constexpr int PLANES = 2" in source
+    assert "scale_rows(w, sw0, sw1, N, K, nullptr, &buffer, &wp, static_cast<cudaStream_t>(stream), true)" in source
+    assert "scale_cols(dz, N, M, N, xp.scale, &at, &dp, s, true)" in source
+    assert "cp.async.bulk.tensor.3d" in source and "split_value<SAFE>" in source
+    assert p.module_name != old.module_name and p.kernel_uri != old.kernel_uri

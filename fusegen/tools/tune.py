@@ -11,6 +11,7 @@ import tempfile
 import time
 
 from ..plan import ENGINES, WGMMA_ARCH, GemmTile, MmaTile, WgmmaTile, plan
+from ..plan.planner import THREE_FP16
 from ..plan.tuning import TABLE, load_table, shape_key
 from ..spec import FP32, PRECISIONS, TF32, Spec
 
@@ -36,7 +37,11 @@ def candidates(precision: str, arch=None):
     if arch is not None and tuple(arch) == WGMMA_ARCH:
         sizes = [(128, 128), (64, 128), (128, 64)] + ([(256, 64)] if precision == TF32 else [])
         tiles = [WgmmaTile(block_m=bm, block_n=bn, stages=st) for bm, bn in sizes for st in (3, 4, 5, 6, 8)]
-        return [t for t in tiles if t.smem_bytes(precision != TF32) <= WgmmaTile.SMEM_LIMIT]
+        # the engine the planner runs: scaled fp16 planes (one for tf32, two for 3xtf32 where THREE_FP16), else
+        # 3xTF32's split planes beside the raw weight
+        planes = 1 if precision == TF32 else 2 if THREE_FP16 else 0
+        return [t for t in tiles if (t.plane_smem_bytes(planes) if planes else t.smem_bytes(True))
+                <= WgmmaTile.SMEM_LIMIT]
     shapes = [(128, 128, 2, 4), (128, 128, 4, 4), (128, 128, 4, 2), (64, 128, 2, 4), (128, 64, 4, 2)]
     if precision == TF32:  # no promotion totals: 64x64 warp tiles fit the registers
         shapes += [(128, 128, 2, 2)]

@@ -2,15 +2,15 @@
 
 Spec: input_size=8192, hidden_size=8192, num_groups=512 (default eps=1e-05, negative_slope=0.01).
 Precision: 3xtf32 (tensor cores, fp32-accurate: each operand split into two TF32 parts).
-Plan: 3xtf32 wgmma_tf32 GEMM, tile m128n128s3 (384 threads, tuned on NVIDIA H200); group width 16: group statistics on the accumulator fragments in registers (a group fits a few lanes).
-Kernels: fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192 (built on the first forward, cached by fusegen's build runtime below).
+Plan: 3xtf32 wgmma_3xf16s GEMM, tile m128n128s3 (384 threads); group width 16: group statistics on the accumulator fragments in registers (a group fits a few lanes).
+Kernels: fg_3xtf32_wgmma_3xf16s_m128n128s3p64_gw16_frag_i8192_h8192 (built on the first forward, cached by fusegen's build runtime below).
 
 `ModelNew` is a drop-in for the reference `Model`: same constructor, same parameters in the same order
 (`fc`, then `gn`), same state_dict keys. Forward and backward run only the kernels in _CUDA_SOURCE.
 Takes float32 CUDA input of shape (batch, 8192) for any batch.
-Regenerate with: fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "NVIDIA H200"
+Regenerate with: fusegen render --input 8192 --hidden 8192 --groups 512 --arch 9.0
 
-# lin_gn_lrelu2_i8192_h8192_g512_966d11f9: fused Linear -> GroupNorm -> LeakyReLU -> x + x
+# lin_gn_lrelu2_i8192_h8192_g512_6bb6a190: fused Linear -> GroupNorm -> LeakyReLU -> x + x
 
 ## What it replaces
 `nn.Linear(8192, 8192)`, `nn.GroupNorm(512, 8192, eps=1e-05)`, `nn.LeakyReLU(0.01)` and `x + x`. PyTorch runs
@@ -24,26 +24,35 @@ column sums (per chunk of rows, added in a fixed order by a small kernel), and t
   rounded to nearest), three products per multiply-add, running sums promoted into fp32 every 64 of K.
   Accuracy of fp32 (passes allclose(1e-4, 1e-4) against the fp32 PyTorch reference; error against fp64 below
   the reference's own).
-- GEMM engine `wgmma_tf32`: sm_90a `wgmma` (TMA bulk copies into a ring of shared-memory stages, one producer
-  warp, two consumer warpgroups; the weight is split in registers, x / dz once per call into TF32 planes);
-  operands the copy engine cannot read run on the mma.sync engine; tile m128n128s3 (384 threads, tuned on
-  NVIDIA H200); each call picks its schedule from the sizes (few-rows FFMA engines for batches of at most 4: a
-  GEMV, and grad_weight as an outer product; a narrow tile for small batches, split-K to fill the GPU); tiny
-  GEMMs (at most 8,388,608 multiply-adds in whole tiles) and, after a GroupNorm, grad_input of layers of at
-  most 8 inputs run a compensated fp32 mainloop.
+- GEMM engine `wgmma_3xf16s`: sm_90a `wgmma` k16 f16 over two scaled fp16 planes of each fp32 operand (hi, and
+  lo the rest to fp16, one power-of-two scale a row as the tf32 engine's: 22 significant bits), three products
+  a k16 step (the small ones first), sums promoted into fp32 every 64 of K; x's and dz's planes made per call,
+  the weight's once per version; twice the 3xTF32 engine's rate; small GEMMs run the mma.sync 3xTF32 engine;
+  tile m128n128s3 (384 threads); each call picks its schedule from the sizes (few-rows FFMA engines for
+  batches of at most 4: a GEMV, and grad_weight as an outer product; a narrow tile for small batches, split-K
+  to fill the GPU); tiny GEMMs (at most 8,388,608 multiply-adds in whole tiles) and, after a GroupNorm,
+  grad_input of layers of at most 8 inputs run a compensated fp32 mainloop.
 - GroupNorm (16 channels a group): statistics on the accumulator fragments in registers (a group's channels
   sit in a few lanes: adds and shuffles), output written once.
+- Memory: the weight's fp16 planes, two planes (hi and lo) of 8192 x 8192 fp16 values and 8192 scales (256.1
+  MiB at these sizes, as much as the weight), is made once per version of the weight (an optimizer step,
+  load_state_dict or an in-place write makes a new one; after a write through `.data`, call the module's
+  clear_weight_planes()) and kept on the GPU beside it, for up to 8 weights a build; x's and dz's planes are
+  made per call in scratch.
 - Sizes: input and hidden compiled in; any batch. Backward reads z (the GEMM output, kept in training) and the
   group statistics (float64).
 
 ## Expected speed
-- Roofline on NVIDIA H200 at batch 1024: forward >= 0.83 ms at the 3xtf32 peak; PyTorch's fp32 GEMM ~2.74 ms
-  at cuBLAS's SGEMM rate: at most 3.3x (forward+backward: three GEMMs each side, the same ratio).
-- Measured on NVIDIA H200 (benchmarks/results, batch 1024, 2026-11-21): forward 1.321 ms, forward+backward
-  4.357 ms; 2.35x / 2.10x vs eager; 2.11x / 1.98x vs torch.compile.
+- Roofline: 137.4 GFLOP per GEMM at batch 1024 (three for forward+backward); no peak figures for an unnamed
+  GPU (modeled: H200, H100, A100).
+- Measured: no benchmark of this layer on this GPU in benchmarks/results (`fusegen bench` measures it).
 
 ## Trade-offs and limits
-- fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate).
+- fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate). On sm_90 the parts are
+  fp16 planes of one power-of-two scale a row (3xFP16: a third of fp16's rate, twice 3xTF32's); the weight's
+  split rounds its big part toward zero so that an Inf of x meets parts of one sign (Inf and NaN as the
+  reference's), at one bit of the weight's 22; an element more than 2^27 below its row's largest keeps fewer
+  bits (fp16's subnormals).
 - GPUs: sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.
 - Input: float32 CUDA (batch, 8192), any strides; float32 parameters on the same GPU.
 - Compile time: the first forward builds the kernels with nvcc (20-60 s), cached in FUSEGEN_CACHE_DIR (default
@@ -57,14 +66,14 @@ import torch.nn as nn
 INPUT_SIZE = 8192
 HIDDEN_SIZE = 8192
 NUM_GROUPS = 512
-KERNEL_URI = "fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192"
+KERNEL_URI = "fg_3xtf32_wgmma_3xf16s_m128n128s3p64_gw16_frag_i8192_h8192"
 FUSEGEN_VERSION = "0.3.0"
 GROUP_STRATEGY = "fragment"
 PRECISION = "3xtf32"
 DTYPE = torch.float32  # what the input, the parameters and their gradients hold
 OUT_DTYPE = torch.float32  # what the output and its gradient hold
 AUTOCAST = None  # the torch.autocast type the module runs under (None: without autocast)
-MAINLOOP = "wgmma_tf32"  # the GEMM engine; the wgmma ones are built for sm_90a (H100/H200) only
+MAINLOOP = "wgmma_3xf16s"  # the GEMM engine; the wgmma ones are built for sm_90a (H100/H200) only
 # The buffers the binding allocates besides the output (the custom operators' fake implementations give their
 # shapes too):
 PARTIAL_SLOTS = 0
@@ -74,7 +83,7 @@ COL_STATS = False  # the BatchNorm's (mean, rstd) per channel, float64, kept for
 STATS_FOR_BACKWARD = True  # the statistics are written only when kept for backward
 HAS_NORM = True  # the chain has a fused GroupNorm (group statistics are kept for backward)
 GROUP_NORM = True  # a GroupNorm, fused or beside row reductions
-RENDER_COMMAND = 'fusegen render --input 8192 --hidden 8192 --groups 512 --gpu "NVIDIA H200"'
+RENDER_COMMAND = 'fusegen render --input 8192 --hidden 8192 --groups 512 --arch 9.0'
 PARAM_NAMES = ("fc.weight", "fc.bias", "gn.weight", "gn.bias", )  # what forward passes the kernels, in order
 CUDA_FLAGS = ['-O3', '-gencode=arch=compute_90a,code=sm_90a']
 # Debugging aid for tests: fill every buffer the kernels must write with NaN first, so an unwritten element shows.
@@ -87,7 +96,7 @@ CXX_FLAGS = ['-O3']
 # file: the functions here look those names up when called, and nothing here runs them at import.
 # ---------------------------------------------------------------------------------------------------------
 class ModelNew(nn.Module):
-    """Linear -> GroupNorm -> LeakyReLU -> x + x in fused fusegen kernels (fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192)."""
+    """Linear -> GroupNorm -> LeakyReLU -> x + x in fused fusegen kernels (fg_3xtf32_wgmma_3xf16s_m128n128s3p64_gw16_frag_i8192_h8192)."""
 
     def __init__(self, input_size, hidden_size, num_groups, eps=1e-05, negative_slope=0.01):
         super().__init__()
@@ -211,6 +220,13 @@ def _kernels(device):
     return _KERNELS[0]
 
 
+def clear_weight_planes():
+    """Drops the fp16 planes of the weights that the kernels keep (each made once per version of its weight): call
+    it after writing a weight through `.data`, which bypasses the version counter they are keyed by (an optimizer
+    step, load_state_dict and in-place writes do not need it). Returns how many there were."""
+    return _KERNELS[0].clear_weight_planes() if _KERNELS else 0
+
+
 def _autocast_type():
     """The type torch.autocast("cuda") gives the Linear now, or None outside autocast."""
     if _AUTOCAST_BY_DEVICE:
@@ -280,8 +296,8 @@ _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: F
 # ---------------------------------------------------------------------------------------------------------
 # Sources (rendered by fusegen; after the layer so it reads first)
 # ---------------------------------------------------------------------------------------------------------
-_CUDA_SOURCE = r'''// Generated by fusegen 0.3.0: fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192
-// 3xtf32 wgmma_tf32 GEMM, tile m128n128s3 (384 threads, tuned on NVIDIA H200); group width 16: group statistics on the accumulator fragments in registers (a group fits a few lanes)
+_CUDA_SOURCE = r'''// Generated by fusegen 0.3.0: fg_3xtf32_wgmma_3xf16s_m128n128s3p64_gw16_frag_i8192_h8192
+// 3xtf32 wgmma_3xf16s GEMM, tile m128n128s3 (384 threads); group width 16: group statistics on the accumulator fragments in registers (a group fits a few lanes)
 // Plain CUDA (no torch headers): compiled by nvcc, called through the C++ binding.
 #include <cuda_runtime.h>
 #include <cstddef>
@@ -294,6 +310,9 @@ _CUDA_SOURCE = r'''// Generated by fusegen 0.3.0: fg_3xtf32_wgmma_tf32_m128n128s
 // gradient (op_t and out_t are elem_t but under autocast), plane_t what the wgmma engine reads (op_t but in a
 // scaled plan), compute_t the epilogue's arithmetic and what it keeps
 // between kernels but z (z_t: the operand type), stat_t the reductions' states and statistics. A GEMM engine is written for its op_t.
+#ifdef __CUDACC__  // (the kernels' type only: the binding compiles without it)
+#include <cuda_fp16.h>
+#endif
 namespace fg {
 using elem_t = float;
 using op_t = float;
@@ -305,16 +324,19 @@ using stat_t = double;
 using z_t = op_t;
 #ifdef __CUDACC__
 // What the wgmma engine reads: op_t, or where the plan scales (Plan.plane) 16-bit planes of the fp32 operands.
-using plane_t = op_t;
+using plane_t = __half;
 // To and from the epilogue's fp32 (spelled out: torch's nvcc flags turn the half types' implicit conversions
 // off); identities for float32.
 __device__ __forceinline__ float to_f32(float v) { return (v); }
 __device__ __forceinline__ float load(const float* p) { return to_f32(__ldg(p)); }
+__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
+__device__ __forceinline__ float load(const __half* p) { return to_f32(__ldg(p)); }
 __device__ __forceinline__ elem_t to_elem(float v) { return (v); }
 __device__ __forceinline__ op_t to_op(float v) { return (v); }
 __device__ __forceinline__ out_t to_out(float v) { return (v); }
 template <typename T> __device__ __forceinline__ T to_type(float v);
 template <> __device__ __forceinline__ float to_type<float>(float v) { return (v); }
+template <> __device__ __forceinline__ __half to_type<__half>(float v) { return __float2half_rn(v); }
 // A value as the reference holds it between its ops: rounded to the tensors' type (eager PyTorch materializes
 // every op's output in it; rounding where it does keeps a bf16 / fp16 output within allclose of eager's, as
 // extra precision would not), or to the operand type where autocast holds it so (the Linear's output and the
@@ -1143,6 +1165,17 @@ struct WgmmaPipeline {
 #endif
   }
 
+  // The same from a 3-D tensor map (a stack of planes): `plane` the third coordinate.
+  static __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap& map, unsigned long long* bar,
+                                                  int inner, int outer, int plane) {
+#ifndef FG_NO_WGMMA
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, { %2, %3, %4 }], [%5];\n"
+        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(inner), "r"(outer), "r"(plane),
+        "r"(smem_addr(bar)) : "memory");
+#endif
+  }
+
   // Shared-memory matrix descriptor of a K-major tile with 128-byte rows in the 128-byte swizzle: 8-row
   // groups 1024 bytes apart (stride byte offset 64 x 16); the leading offset is unused in this layout.
   static __device__ __forceinline__ unsigned long long descriptor(const void* tile) {
@@ -1189,32 +1222,51 @@ static PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 
 }  // namespace fg
 
-// ---- GEMM engine: sm_90a wgmma TF32 (3xtf32), TMA + mbarrier pipeline of 3 stages, warp-specialized ----
-// C(m, n) = sum_k P(m, k) * R(n, k), an output tile of TILE_M rows (from P) x BN columns (from R):
-//  * P, the pre-split operand: row-major planes hi = tf32(P) and lo = tf32(P - hi) (split_operand kernels),
-//    k contiguous. It is wgmma's B operand ("N" = TILE_M rows), read by the tensor cores from shared memory.
-//  * R, the raw operand: plain fp32 in either layout (k contiguous, or its column index contiguous). It is
-//    wgmma's A operand (M = 64 columns a consumer warpgroup) and reaches it through registers, where each
-//    consumer splits it itself (cvt.rna): the big operand (the weight) needs no extra pass over memory.
-// 3xTF32: R_lo*P_hi + R_hi*P_lo + R_hi*P_hi per k step, small products first; running sums promoted every PROMOTE_K.
-// One producer warpgroup (one thread issues bulk tensor copies, TMA) fills a ring of STAGES shared-memory
-// stages; consumer warpgroups wait on each stage's "full" mbarrier, multiply, and release it on its "empty"
-// one. The producer hands its registers to the consumers (setmaxnreg).
+// ---- GEMM engine: sm_90a wgmma f16, TMA + mbarrier pipeline of 3 stages, warp-specialized ----
+// C(m, n) = sum_k P(m, k) * R(n, k), an output tile of TILE_M rows (from P) x BN columns (from R), both operands
+// float16 as the GEMMs read them (one product a term, exact in fp32; fp32 accumulation); here
+// scaled planes of fp32 operands (operand_scale.cuh):
+//  * P in either layout (k contiguous: x, or dz for dx; its row index contiguous: dz read as dz^T for dW, no
+//    transpose pass): wgmma's B operand ("N" = TILE_M rows), read by the tensor cores from shared memory, K-major
+//    or N-major (imm-trans-b).
+//  * R in either layout (k contiguous, or its column index contiguous): wgmma's A operand (M = 64 columns a
+//    consumer warpgroup), through registers (read from the swizzled stage in whichever layout it came).
+// The TF32 engine's structure (mainloop_wgmma_tf32) with k16 steps, 64 elements (128 bytes) of k a stage and
+// no operand split; its accumulator layout, so every wgmma epilogue reads it unchanged.
+// Here each operand comes as two planes of one scale, hi and lo (3xtf32's accuracy, "3xfp16"): a k16 step is three
+// products, lo(R) hi(P), hi(R) lo(P), hi(R) hi(P), a stage's small ones first (the tensor cores round their sums
+// toward zero, and an accumulator still small rounds them at ~2^-11 of the whole's size), the running sum promoted
+// into fp32 totals every stage.
+// tests/test_gpu_engines.py::test_wgmma_half_engine_matches_fp64 checks it alone against fp64.
 namespace fg {
+// Rows a pass of Wgmma's output stage: the most up to `rows` (halving) that divide the tile and fit beside the
+// ring in a block's 227 KB, at row_bytes a row; 0 where not even 8 do.
+constexpr int out_stage_rows(int rows, int tile_m, int ring_bytes, int row_bytes) {
+  return rows < 8 ? 0
+                  : tile_m % rows == 0 && ring_bytes + rows * row_bytes + 16 <= 227 * 1024
+                        ? rows
+                        : out_stage_rows(rows / 2, tile_m, ring_bytes, row_bytes);
+}
+
 struct Wgmma : WgmmaPipeline {
-  static constexpr bool SPLIT = true;
-  static constexpr int BK = 32;  // one 128-byte swizzle row of fp32 per stage and row
+  static constexpr bool SPLIT = false;  // (the launchers' word for the TF32 engine's operand planes)
+  static constexpr int BK = 64;         // one 128-byte swizzle row of 16-bit elements per stage and row
   static constexpr int STAGES = 3;
   static constexpr int CONSUMERS = BN / 64;  // consumer warpgroups, 64 output columns each
   static constexpr int THREADS = 128 * (CONSUMERS + 1), EPI_THREADS = 128 * CONSUMERS;  // producer: the last
   // output tile rows: wgmma's n, up to 256 (the fallback engines' BM is at most 128: FALLBACK_MAX_ROWS in the planner)
   static constexpr int TILE_M = 128;
   static constexpr int ACC_M = TILE_M / 4, ACC_N = 2;  // a thread's fragment: TILE_M/4 rows x 2 columns
-  static constexpr int P_BYTES = TILE_M * BK * 4, R_BYTES = BN * BK * 4;  // one stage of one plane
-  static constexpr int STAGE_BYTES = (SPLIT ? 2 : 1) * P_BYTES + R_BYTES;
-  // stages (1024-byte aligned: the swizzle pattern follows address bits), then full[] and empty[] barriers;
-  // 1024 bytes of slack to align the dynamic shared memory by hand
-  static constexpr int SMEM_FLOATS = (1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8) / 4;
+  static constexpr int PLANES = 2;  // planes an operand (hi, lo): P's, then R's in a stage
+  static constexpr int P_BYTES = TILE_M * BK * 2, R_BYTES = BN * BK * 2;  // one stage of one plane of each operand
+  static constexpr int STAGE_BYTES = PLANES * (P_BYTES + R_BYTES);
+  static constexpr int RING_BYTES = 1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8;  // (1024: the alignment's slack)
+  // The backward GEMMs' output written through shared memory (store_accumulators): OUT_STAGE_ROWS rows of a
+  // consumer warpgroup's 64 columns a pass, in what the ring leaves of the block's 227 KB (0: none fits).
+  static constexpr int OUT_PITCH = 64 * (int)sizeof(elem_t) + 16;  // +16 bytes: a warp's 4 rows in distinct banks
+  static constexpr int OUT_STAGE_ROWS =  // 8 KB of output a pass
+      out_stage_rows(8192 / (64 * (int)sizeof(elem_t)), TILE_M, RING_BYTES, CONSUMERS * OUT_PITCH);
+  static constexpr int SMEM_FLOATS = (RING_BYTES + CONSUMERS * OUT_STAGE_ROWS * OUT_PITCH) / 4;
   static constexpr int PROMOTE_TILES = PROMOTE_K / BK;  // 0: the tensor cores accumulate over all of K
   static constexpr int CONSUMER_REGS = 232, PRODUCER_REGS = 40;
   static_assert(PROMOTE_TILES * BK == PROMOTE_K, "the k tile must divide the promotion interval");
@@ -1222,179 +1274,232 @@ struct Wgmma : WgmmaPipeline {
   static_assert(TILE_M % 8 == 0 && TILE_M >= 8 && TILE_M <= 256, "wgmma n must be a multiple of 8 up to 256");
   static_assert(CONSUMERS * 128 * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536, "register file");
   static constexpr int FORWARD_MIN_BLOCKS = 1;
-  static constexpr bool P_MN_OK = false;  // P comes k-contiguous only (its planes are split, and transposed, first)
-  static constexpr bool PERSISTENT = false;  // one tile a block
-  // outputs stored straight from the fragments (store_accumulators): no output stage
-  static constexpr int OUT_STAGE_ROWS = 0;
+  // P may come row-index-contiguous (N-major to wgmma) in 64-row boxes: tiles of whole boxes
+  static constexpr bool P_MN_OK = TILE_M % 64 == 0;
+  static constexpr bool PERSISTENT = true;  // produce_tile / consume_tile: tiles one after another through one ring
 
-  // Consumer thread (warp w, lane 4g + t) holds, in wgmma's m64nBMk8 accumulator layout, columns
-  // 16 w + g + 8 j (j = 0, 1: wgmma's rows) and rows 8 (i / 2) + 2 t + i % 2 (wgmma's columns).
-  // Producer threads hold none: row() is past the tile.
+  // Consumer thread (warp w, lane 4g + t): columns 16 w + g + 8 j (wgmma's rows), rows 8 (i / 2) + 2 t + i % 2
+  // (wgmma's columns), as the TF32 engine's. Producer threads hold none: row() is past the tile.
   static __device__ __forceinline__ int row(int i) {
     return threadIdx.x < EPI_THREADS ? 8 * (i / 2) + 2 * (threadIdx.x % 4) + i % 2 : TILE_M;
   }
   static __device__ __forceinline__ int col(int j) { return 16 * (threadIdx.x / 32) + (threadIdx.x % 32) / 4 + 8 * j; }
-  // The epilogue runs on the consumers only: a named barrier over their threads.
   static __device__ __forceinline__ void sync() {
 #ifndef FG_NO_WGMMA
     asm volatile("bar.sync 1, %0;\n" ::"n"(EPI_THREADS) : "memory");
 #endif
   }
 
-  // acc += R(64 x 8, registers) * P(8 x TILE_M, shared memory): wgmma.m64n128k8. The accumulator operands are
-  // listed in wgmma's register order: d[4 c + 2 j + e] is row 8 c + 2 t + e, column j of this thread.
-  // After a wait: ties every accumulator register to this point, so the compiler cannot move a read of acc
-  // above the wait (ptxas would then serialize every wgmma of the kernel).
   static __device__ __forceinline__ void settle(float (&acc)[ACC_M][ACC_N]) {
 #pragma unroll
     for (int i = 0; i < ACC_M; ++i)
 #pragma unroll
       for (int j = 0; j < ACC_N; ++j) asm volatile("" : "+f"(acc[i][j])::"memory");
   }
-  // accumulate = 0 overwrites acc (a fresh running sum without instructions writing acc between wgmmas).
+  // acc += R(64 x 16, registers) * P(16 x TILE_M, shared memory): wgmma.m64n128k16, B k-major (P_K_FAST) or
+  // N-major (imm-trans-b 1).
+  template <bool P_K_FAST>
   static __device__ __forceinline__ void mma(float (&acc)[ACC_M][ACC_N], const unsigned (&a)[4],
                                              unsigned long long p_desc, int accumulate) {
 #ifndef FG_NO_WGMMA
     asm volatile(
         "{\n .reg .pred accumulate;\n setp.ne.b32 accumulate, %69, 0;\n"
-        " wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+        " wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
         "{ %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63 }, "
-        "{ %64, %65, %66, %67 }, %68, accumulate, 1, 1;\n}\n"
+        "{ %64, %65, %66, %67 }, %68, accumulate, 1, 1, %70;\n}\n"
         : "+f"(acc[0][0]), "+f"(acc[1][0]), "+f"(acc[0][1]), "+f"(acc[1][1]), "+f"(acc[2][0]), "+f"(acc[3][0]), "+f"(acc[2][1]), "+f"(acc[3][1]), "+f"(acc[4][0]), "+f"(acc[5][0]), "+f"(acc[4][1]), "+f"(acc[5][1]), "+f"(acc[6][0]), "+f"(acc[7][0]), "+f"(acc[6][1]), "+f"(acc[7][1]), "+f"(acc[8][0]), "+f"(acc[9][0]), "+f"(acc[8][1]), "+f"(acc[9][1]), "+f"(acc[10][0]), "+f"(acc[11][0]), "+f"(acc[10][1]), "+f"(acc[11][1]), "+f"(acc[12][0]), "+f"(acc[13][0]), "+f"(acc[12][1]), "+f"(acc[13][1]), "+f"(acc[14][0]), "+f"(acc[15][0]), "+f"(acc[14][1]), "+f"(acc[15][1]), "+f"(acc[16][0]), "+f"(acc[17][0]), "+f"(acc[16][1]), "+f"(acc[17][1]), "+f"(acc[18][0]), "+f"(acc[19][0]), "+f"(acc[18][1]), "+f"(acc[19][1]), "+f"(acc[20][0]), "+f"(acc[21][0]), "+f"(acc[20][1]), "+f"(acc[21][1]), "+f"(acc[22][0]), "+f"(acc[23][0]), "+f"(acc[22][1]), "+f"(acc[23][1]), "+f"(acc[24][0]), "+f"(acc[25][0]), "+f"(acc[24][1]), "+f"(acc[25][1]), "+f"(acc[26][0]), "+f"(acc[27][0]), "+f"(acc[26][1]), "+f"(acc[27][1]), "+f"(acc[28][0]), "+f"(acc[29][0]), "+f"(acc[28][1]), "+f"(acc[29][1]), "+f"(acc[30][0]), "+f"(acc[31][0]), "+f"(acc[30][1]), "+f"(acc[31][1])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(p_desc), "r"(accumulate));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(p_desc), "r"(accumulate), "n"(P_K_FAST ? 0 : 1));
 #endif
   }
 
-  // fp32 -> TF32 rounded to nearest (ties away), as an fp32 bit pattern with 13 zero low bits.
-  static __device__ __forceinline__ unsigned to_tf32(float x) {
-    unsigned r = 0;
-#ifndef FG_NO_WGMMA
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-#endif
-    return r;
-  }
-
-  // R(c, k) of one stage's tile, as floats from the tile's start. k-contiguous: one box of BN rows x 32 k.
-  // Column-contiguous: BN/32 boxes of 32 k x 32 columns. Both in the 128-byte swizzle: the 16-byte chunk
-  // index within a 128-byte row is XORed with the row's index mod 8.
+  // R(c, k) of one stage's tile, in elements from the tile's start. k-contiguous: one box of BN rows x 64 k.
+  // Column-contiguous: BN/64 boxes of 64 k x 64 columns. Both in the 128-byte swizzle: the 16-byte (8-element)
+  // chunk index within a 128-byte row is XORed with the row's index mod 8.
   template <bool R_K_FAST>
   static __device__ __forceinline__ int r_index(int c, int k) {
-    return R_K_FAST ? c * 32 + ((((k >> 2) ^ (c & 7)) << 2) | (k & 3))
-                    : (c >> 5) * 1024 + k * 32 + (((((c & 31) >> 2) ^ (k & 7)) << 2) | (c & 3));
+    return R_K_FAST ? c * 64 + ((((k >> 3) ^ (c & 7)) << 3) | (k & 7))
+                    : (c >> 6) * (64 * BK) + k * 64 + (((((c & 63) >> 3) ^ (k & 7)) << 3) | (c & 7));
   }
 
-  // The pipeline ring in shared memory: STAGES stages, then their full[] and empty[] barriers.
   struct Ring {
     char* stages;
     unsigned long long *full, *empty;
   };
-  // Carve the ring and initialize its barriers; every thread of the block calls it (it ends in a barrier).
+  // The ring's stages start 1024-byte aligned (the 128-byte swizzle's period); the ring's barriers follow them.
+  static __device__ __forceinline__ char* aligned_base(float* smem_base) {
+    return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_base) + 1023) & ~uintptr_t(1023));
+  }
+  // The calling consumer warpgroup's output stage, past the ring and its barriers (16-byte aligned).
+  static __device__ __forceinline__ char* out_stage(float* smem_base) {
+    return aligned_base(smem_base) + STAGES * STAGE_BYTES + 2 * STAGES * 8 +
+           (threadIdx.x / 128) * OUT_STAGE_ROWS * OUT_PITCH;
+  }
+  // The calling consumer warpgroup's own barrier (named barriers 2, 3: 1 is sync()'s).
+  static __device__ __forceinline__ void sync_group() {
+#ifndef FG_NO_WGMMA
+    asm volatile("bar.sync %0, 128;\n" ::"r"(2 + (int)(threadIdx.x / 128)) : "memory");
+#endif
+  }
   static __device__ __forceinline__ Ring ring(float* smem_base) {
-    char* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_base) + 1023) & ~uintptr_t(1023));
+    char* smem = aligned_base(smem_base);
     Ring q{smem, reinterpret_cast<unsigned long long*>(smem + STAGES * STAGE_BYTES), nullptr};
     q.empty = q.full + STAGES;
     if (threadIdx.x == 0) {
       for (int s = 0; s < STAGES; ++s) {
-        bar_init(q.full + s, 1);               // the producer's expect-bytes arrival
-        bar_init(q.empty + s, 4 * CONSUMERS);  // one arrival per consumer warp
+        bar_init(q.full + s, 1);
+        bar_init(q.empty + s, 4 * CONSUMERS);
       }
 #ifndef FG_NO_WGMMA
-      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copy engine
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 #endif
     }
     __syncthreads();
     return q;
   }
 
-  // The kernels call produce() on the last warpgroup and consume() (then the epilogue) on the others, as the
-  // two branches of one if/else: ptxas then gives each side its own register budget (setmaxnreg).
-  template <bool R_K_FAST, bool P_K_FAST = true>
-  static __device__ __forceinline__ void produce(const Ring& q, const CUtensorMap& p_hi, const CUtensorMap& p_lo,
-                                                 const CUtensorMap& r, int k0, int K, int m0, int n0) {
-    static_assert(P_K_FAST, "the TF32 engine reads P's planes k-contiguous");
+  // The producer and consumer warpgroups' register budgets: once per kernel, before their first tile.
+  static __device__ __forceinline__ void producer_start() {
 #ifndef FG_NO_WGMMA
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
 #endif
-    if (threadIdx.x != EPI_THREADS) return;  // one thread issues the copies
+  }
+  static __device__ __forceinline__ void consumer_start() {
+#ifndef FG_NO_WGMMA
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+#endif
+  }
+
+  // P's stage: k-contiguous, one box of TILE_M rows x 64 k; row-contiguous, TILE_M/64 boxes of 64 k x 64 rows.
+  // (p_lo: unused, the TF32 engine's second plane; kept so the launchers call both engines alike)
+  template <bool R_K_FAST, bool P_K_FAST = true>
+  static __device__ __forceinline__ void produce(const Ring& q, const CUtensorMap& p, const CUtensorMap& p_lo,
+                                                 const CUtensorMap& r, int k0, int K, int m0, int n0) {
+    producer_start();
+    produce_tile<R_K_FAST, P_K_FAST>(q, p, r, k0, K, m0, n0, 0);
+  }
+  // One tile's stages, from ring position `pos` (the stages the ring has passed before this tile: a persistent
+  // kernel runs its tiles through one ring, the producer filling the next tile's stages during the epilogue).
+  template <bool R_K_FAST, bool P_K_FAST = true>
+  static __device__ __forceinline__ void produce_tile(const Ring& q, const CUtensorMap& p, const CUtensorMap& r,
+                                                      int k0, int K, int m0, int n0, int pos) {
+    if (threadIdx.x != EPI_THREADS) return;
     const int k_tiles = (K + BK - 1) / BK;
     for (int kt = 0; kt < k_tiles; ++kt) {
-      const int s = kt % STAGES;
-      if (kt >= STAGES) bar_wait(q.empty + s, ((kt / STAGES) + 1) & 1);  // its previous round was consumed
+      const int at = pos + kt, s = at % STAGES;
+      if (at >= STAGES) bar_wait(q.empty + s, ((at / STAGES) + 1) & 1);
       char* stage = q.stages + s * STAGE_BYTES;
       bar_expect_bytes(q.full + s, STAGE_BYTES);  // out-of-bounds parts of a box count too (zero-filled)
-      const int k = k0 + kt * BK;  // (a split-K slice is whole k tiles: a box never reaches the next slice)
-      tma_load(stage, p_hi, q.full + s, k, m0);
-      if (SPLIT) tma_load(stage + P_BYTES, p_lo, q.full + s, k, m0);
-      char* rs = stage + (SPLIT ? 2 : 1) * P_BYTES;
-      if (R_K_FAST) {
-        tma_load(rs, r, q.full + s, k, n0);
-      } else {
+      const int k = k0 + kt * BK;
 #pragma unroll
-        for (int b = 0; b < BN / 32; ++b) tma_load(rs + b * 32 * 128, r, q.full + s, n0 + 32 * b, k);
+      for (int piece = 0; piece < PLANES; ++piece) {
+        char* ps = stage + piece * P_BYTES;
+        if (P_K_FAST) {
+          load(ps, p, q.full + s, k, m0, piece);
+        } else {
+#pragma unroll
+          for (int b = 0; b < TILE_M / 64; ++b) load(ps + b * 64 * BK * 2, p, q.full + s, m0 + 64 * b, k, piece);
+        }
+        char* rs = stage + PLANES * P_BYTES + piece * R_BYTES;
+        if (R_K_FAST) {
+          load(rs, r, q.full + s, k, n0, piece);
+        } else {
+#pragma unroll
+          for (int b = 0; b < BN / 64; ++b) load(rs + b * 64 * BK * 2, r, q.full + s, n0 + 64 * b, k, piece);
+        }
       }
     }
   }
+  // A box of one plane: a 2-D map with one, a 3-D one (planes its third index) with two.
+  static __device__ __forceinline__ void load(void* dst, const CUtensorMap& map, unsigned long long* bar, int inner,
+                                              int outer, int piece) {
+    if constexpr (PLANES == 1) {
+      tma_load(dst, map, bar, inner, outer);
+    } else {
+      tma_load(dst, map, bar, inner, outer, piece);
+    }
+  }
 
-  // One stage's R fragments for the BK/8 k steps, split (wgmma's A layout, per warp as mma.m16n8k8: a0 (g, t),
-  // a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4) with g the row = R column, t the k).
+  // One stage's R fragments for its BK/16 k steps (wgmma's A layout, per warp as mma.m16n8k16's: a0 (g, 2t),
+  // a1 (g + 8, 2t), a2 (g, 2t + 8), a3 (g + 8, 2t + 8), each with k + 1 in its upper half; g the R column), one
+  // ldmatrix.x4 a k step: matrix i = lane / 8 is a_i's 8 x 8 block. A k-fast stage holds columns as rows (read as
+  // stored), a column-fast one k as rows (read transposed); either way the swizzle puts the eight rows of a
+  // matrix in distinct 16-byte chunks of their 128-byte rows: no bank conflicts.
   struct Frags {
-    unsigned hi[BK / 8][4], lo[BK / 8][4];  // lo: 3xTF32 only (unused registers are dropped)
+    unsigned a[PLANES][BK / 16][4];
   };
+  template <bool TRANS>
+  static __device__ __forceinline__ void ldmatrix4(unsigned (&r)[4], const plane_t* row) {
+#ifndef FG_NO_WGMMA
+    const unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(row));
+    if (TRANS)
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0, %1, %2, %3 }, [%4];\n"
+                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
+    else
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0, %1, %2, %3 }, [%4];\n"
+                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
+#else
+    r[0] = r[1] = r[2] = r[3] = 0u;
+#endif
+  }
   template <bool R_K_FAST>
   static __device__ __forceinline__ void load_frags(const Ring& q, int s, Frags& f) {
-    const float* rs = reinterpret_cast<const float*>(q.stages + s * STAGE_BYTES + (SPLIT ? 2 : 1) * P_BYTES);
-    const int c = 16 * (threadIdx.x / 32) + (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
+    const int li = (threadIdx.x % 32) / 8, lr = threadIdx.x % 8;
+    const int c = 16 * (threadIdx.x / 32) + 8 * (li & 1) + (R_K_FAST ? lr : 0), k = 8 * (li >> 1) + (R_K_FAST ? 0 : lr);
 #pragma unroll
-    for (int k8 = 0; k8 < BK / 8; ++k8)
+    for (int piece = 0; piece < PLANES; ++piece) {
+      const plane_t* rs =
+          reinterpret_cast<const plane_t*>(q.stages + s * STAGE_BYTES + PLANES * P_BYTES + piece * R_BYTES);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float v = rs[r_index<R_K_FAST>(c + 8 * (e & 1), 8 * k8 + t + 4 * (e >> 1))];
-        f.hi[k8][e] = to_tf32(v);
-        if (SPLIT) f.lo[k8][e] = to_tf32(v - __uint_as_float(f.hi[k8][e]));
-      }
+      for (int k16 = 0; k16 < BK / 16; ++k16)
+        ldmatrix4<!R_K_FAST>(f.a[piece][k16], rs + r_index<R_K_FAST>(c, 16 * k16 + k));
+    }
   }
-  // Stage s's products into acc (asynchronous: committed as one group); fresh: acc starts from zero.
+  // A k step is 32 bytes along P's swizzled rows (k-contiguous), or 16 rows of 128 bytes down its boxes.
+  template <bool P_K_FAST>
   static __device__ __forceinline__ void issue(const Ring& q, int s, float (&acc)[ACC_M][ACC_N], const Frags& f,
                                                bool fresh) {
+    static_assert(P_K_FAST || P_MN_OK, "a row-contiguous P needs tiles of whole 64-row boxes");
     const char* stage = q.stages + s * STAGE_BYTES;
-    const unsigned long long d_hi = descriptor(stage), d_lo = descriptor(stage + P_BYTES);
+    const unsigned long long d = P_K_FAST ? descriptor(stage) : descriptor_mn(stage, 64 * BK * 2);
+    constexpr int STEP = (P_K_FAST ? 16 * 2 : 16 * 128) >> 4;  // a k16 step along the descriptor
     fence();
+    if constexpr (PLANES == 1) {
 #pragma unroll
-    for (int k8 = 0; k8 < BK / 8; ++k8) {
-      const unsigned long long step = (8 * k8 * 4) >> 4;  // 32 bytes along the swizzled row
-      const int accumulate = k8 > 0 || !fresh;
-      if (SPLIT) {
-        mma(acc, f.lo[k8], d_hi + step, accumulate);
-        mma(acc, f.hi[k8], d_lo + step, 1);
+      for (int k16 = 0; k16 < BK / 16; ++k16) mma<P_K_FAST>(acc, f.a[0][k16], d + k16 * STEP, k16 > 0 || !fresh);
+    } else {  // the small products first, then hi x hi
+      const unsigned long long d_lo = P_K_FAST ? descriptor(stage + P_BYTES) : descriptor_mn(stage + P_BYTES, 64 * BK * 2);
+#pragma unroll
+      for (int k16 = 0; k16 < BK / 16; ++k16) {
+        mma<P_K_FAST>(acc, f.a[1][k16], d + k16 * STEP, k16 > 0 || !fresh);
+        mma<P_K_FAST>(acc, f.a[0][k16], d_lo + k16 * STEP, 1);
       }
-      mma(acc, f.hi[k8], d_hi + step, SPLIT ? 1 : accumulate);
+#pragma unroll
+      for (int k16 = 0; k16 < BK / 16; ++k16) mma<P_K_FAST>(acc, f.a[0][k16], d + k16 * STEP, 1);
     }
     commit();
   }
-  // Hand stages [released, upto) back to the producer (one arrival per warp); they are consumed in order.
-  static __device__ __forceinline__ void release(const Ring& q, int& released, int upto) {
+  // The tile's k tiles before `upto` (from ring position pos) handed back to the producer.
+  static __device__ __forceinline__ void release(const Ring& q, int& released, int upto, int pos) {
     for (; released < upto; ++released)
-      if (threadIdx.x % 32 == 0) bar_arrive(q.empty + released % STAGES);
+      if (threadIdx.x % 32 == 0) bar_arrive(q.empty + (pos + released) % STAGES);
   }
 
-  // Software-pipelined: while stage kt's products run on the tensor cores, the fragments of stage kt + 1 are
-  // read and split (two fragment buffers, B alternating; compile-time indices keep them in registers).
-  template <bool R_K_FAST, int B>
+  template <bool R_K_FAST, bool P_K_FAST, int B>
   static __device__ __forceinline__ bool step(const Ring& q, float (&acc)[ACC_M][ACC_N], float (&totals)[ACC_M][ACC_N],
-                                              Frags (&f)[2], int kt, int k_tiles, int& released) {
+                                              Frags (&f)[2], int kt, int k_tiles, int& released, int pos) {
     if (kt >= k_tiles) return false;
-    // after a promotion the running sum restarts (wgmma's scale-d = 0 rather than zeroing acc in between)
-    issue(q, kt % STAGES, acc, f[B], kt % (PROMOTE_TILES ? PROMOTE_TILES : k_tiles) == 0);
-    wait<1>();  // stage kt - 1's products are done: its buffers (shared and f[1 - B]) are free
-    release(q, released, kt);
+    issue<P_K_FAST>(q, (pos + kt) % STAGES, acc, f[B], kt % (PROMOTE_TILES ? PROMOTE_TILES : k_tiles) == 0);
+    wait<1>();
+    release(q, released, kt, pos);
     if (kt + 1 < k_tiles) {
-      bar_wait(q.full + (kt + 1) % STAGES, ((kt + 1) / STAGES) & 1);
-      load_frags<R_K_FAST>(q, (kt + 1) % STAGES, f[1 - B]);
+      const int at = pos + kt + 1;
+      bar_wait(q.full + at % STAGES, (at / STAGES) & 1);
+      load_frags<R_K_FAST>(q, at % STAGES, f[1 - B]);
     }
     if (PROMOTE_TILES && (kt + 1) % (PROMOTE_TILES ? PROMOTE_TILES : 1) == 0) {
-      wait<0>();  // the totals take acc at rest
+      wait<0>();
       settle(acc);
-      release(q, released, kt + 1);
+      release(q, released, kt + 1, pos);
 #pragma unroll
       for (int i = 0; i < ACC_M; ++i)
 #pragma unroll
@@ -1403,16 +1508,15 @@ struct Wgmma : WgmmaPipeline {
     return true;
   }
 
-  // acc = the tile's C, on the consumer warpgroups.
   template <bool R_K_FAST, bool P_K_FAST = true>
   static __device__ __forceinline__ void consume(const Ring& q, float (&acc)[ACC_M][ACC_N], int K) {
-#ifndef FG_NO_WGMMA
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
-#endif
+    consumer_start();
+    consume_tile<R_K_FAST, P_K_FAST>(q, acc, K, 0);
+  }
+  // One tile's products from ring position `pos` (see produce_tile); every stage handed back when it returns.
+  template <bool R_K_FAST, bool P_K_FAST = true>
+  static __device__ __forceinline__ void consume_tile(const Ring& q, float (&acc)[ACC_M][ACC_N], int K, int pos) {
     const int k_tiles = (K + BK - 1) / BK;
-    // totals: the separate fp32 sums (3xTF32); unused (and dropped by the compiler) for TF32. acc is not
-    // zeroed: the first products of each running sum overwrite it (an fp32 write into acc between wgmmas
-    // would make ptxas serialize them).
     float totals[ACC_M][ACC_N];
 #pragma unroll
     for (int i = 0; i < ACC_M; ++i)
@@ -1421,16 +1525,17 @@ struct Wgmma : WgmmaPipeline {
     Frags f[2];
     int released = 0;
     if (k_tiles > 0) {
-      bar_wait(q.full, 0);
-      load_frags<R_K_FAST>(q, 0, f[0]);
+      bar_wait(q.full + pos % STAGES, (pos / STAGES) & 1);
+      load_frags<R_K_FAST>(q, pos % STAGES, f[0]);
     }
     for (int kt = 0;; kt += 2)
-      if (!step<R_K_FAST, 0>(q, acc, totals, f, kt, k_tiles, released) ||
-          !step<R_K_FAST, 1>(q, acc, totals, f, kt + 1, k_tiles, released))
+      if (!step<R_K_FAST, P_K_FAST, 0>(q, acc, totals, f, kt, k_tiles, released, pos) ||
+          !step<R_K_FAST, P_K_FAST, 1>(q, acc, totals, f, kt + 1, k_tiles, released, pos))
         break;
     wait<0>();
     settle(acc);
-    if (PROMOTE_TILES || k_tiles == 0) {  // acc: the totals, plus the sum since the last promotion if one is open
+    release(q, released, k_tiles, pos);  // (the last stages too: a persistent kernel's next tile reuses them)
+    if (PROMOTE_TILES || k_tiles == 0) {
       const bool open = PROMOTE_TILES && k_tiles % (PROMOTE_TILES ? PROMOTE_TILES : 1) != 0;
 #pragma unroll
       for (int i = 0; i < ACC_M; ++i)
@@ -1440,110 +1545,330 @@ struct Wgmma : WgmmaPipeline {
   }
 };
 
-// ---- host: tensor maps ----
-// A row-major fp32 matrix (rows x cols, row stride ld floats) read in boxes of box_rows x 32 columns, in the
-// 128-byte swizzle; reads outside the matrix fill zeros.
-static const char* tensor_map(CUtensorMap* map, const float* base, long long rows, long long cols, long long ld,
+// ---- host: tensor maps of 16-bit matrices ----
+// A row-major matrix (rows x cols, row stride ld elements) read in boxes of box_rows x 64 columns (128 bytes),
+// in the 128-byte swizzle; reads outside the matrix fill zeros. With two planes an operand (Wgmma::PLANES), a stack
+// of two such matrices, rows x ld elements apart (operand_scale's Plane): a 3-D map, the plane its third index.
+static const char* tensor_map(CUtensorMap* map, const plane_t* base, long long rows, long long cols, long long ld,
                               int box_rows) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
   if (!encode) return "the CUDA driver has no cuTensorMapEncodeTiled (needs a CUDA 12 driver)";
-  const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-  const cuuint64_t strides[1] = {(cuuint64_t)ld * 4};
-  const cuuint32_t box[2] = {32, (cuuint32_t)box_rows}, element_strides[2] = {1, 1};
-  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(base), dims, strides, box,
-                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+  constexpr int DIMS = Wgmma::PLANES == 1 ? 2 : 3;
+  const cuuint64_t dims[3] = {(cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)Wgmma::PLANES};
+  const cuuint64_t strides[2] = {(cuuint64_t)ld * 2, (cuuint64_t)(rows * ld * 2)};
+  const cuuint32_t box[3] = {64, (cuuint32_t)box_rows, 1}, element_strides[3] = {1, 1, 1};
+  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, DIMS,
+                            const_cast<plane_t*>(base), dims, strides, box, element_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? nullptr : "cuTensorMapEncodeTiled rejected an operand";
 }
 
-// The copy engine reads a matrix X(r, c) = X[r*s_r + c*s_c] when c is contiguous, the row stride a multiple
-// of 16 bytes and the base 16-byte aligned.
-static bool tma_ok(const float* X, long long s_r, long long s_c) {
-  return reinterpret_cast<uintptr_t>(X) % 16 == 0 && s_c == 1 && s_r % 4 == 0 && s_r < (1ll << 37);
+// The copy engine reads X(r, c) = X[r*s_r + c*s_c] when c is contiguous, the row stride a multiple of 16 bytes
+// and the base 16-byte aligned.
+static bool tma_ok(const plane_t* X, long long s_r, long long s_c) {
+  return reinterpret_cast<uintptr_t>(X) % 16 == 0 && s_c == 1 && s_r % 8 == 0 && s_r < (1ll << 38);
 }
 }  // namespace fg
 
-// ---- operand preparation for the wgmma engine: the operand P as k-major planes the copy engine reads ----
-// fp32: hi = tf32(X) and, for 3xTF32, lo = tf32(X - hi), both rounded to nearest; 16-bit types: X itself. Into
-// row-major planes of row stride ld (a multiple of 16 bytes: what the copy engine needs, whatever X's strides);
-// 16-bit rows the copy engine can read as they are (tma_ok) are used in place, no copy.
-// Memory-bound and small next to the GEMM: P is always an operand of batch rows (x or dz), never the weight.
+// ---- operand preparation for the wgmma engine in a scaled plan: float16 planes of fp32 operands ----
+// plane(r, c) = X(r, c) 2^(f(c) - e(r)), rounded to nearest, and scale(r) = 2^e(r): the row's largest |X(r, c)| 2^f(c)
+// lands in [2^14, 2^15), the top binade under the 16-bit type's largest finite value, so a row keeps 11 significant
+// bits (TF32's) down to 2^-28 of its largest element, fewer below (the type's subnormals, to 2^-39). f: an optional
+// power-of-two factor per column folded in, another operand's scales along this GEMM's reduction (dz's columns take
+// W's row scales for dx = dz W). The column form scales each column and folds a factor per row (dz for dW = dz^T x,
+// with x's row scales). Non-finite values pass through (Inf and NaN are 16-bit values too) and set no scale; a row
+// with no finite nonzero value gets scale 1. Scales are floats, exact powers of two (normal ones: 2^-126..2^127).
+// The GEMMs' outputs are multiplied back by the scales of their rows and columns (unscale) before any epilogue.
+// Two planes a matrix (3xtf32's accuracy): hi as above, lo the rest of the scaled value rounded to fp16, the same
+// scale: 22 significant bits (SAFE: 21, see split_value); lo's plane follows hi's, rows x ld elements on.
 namespace fg {
-__device__ __forceinline__ void split_tf32(float v, float& hi, float& lo) {
-  unsigned h = 0, l = 0;
-#ifndef FG_NO_WGMMA
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(h) : "f"(v));
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(l) : "f"(v - __uint_as_float(h)));
-#endif
-  hi = __uint_as_float(h);
-  lo = __uint_as_float(l);
+constexpr int MATRIX_PLANES = 2;  // planes a matrix
+constexpr int SCALE_TOP = 14;  // the exponent of a row's largest element in its plane
+constexpr int NO_EXP = -100000;
+constexpr int SCALE_PAD = 256;  // scales are padded to whole tiles of up to 256 rows (unscale reads them unchecked)
+
+constexpr int COL_CHUNK = 64;   // rows a block of the column kernels takes
+
+// |v|'s exponent (subnormals too), or NO_EXP for zero, Inf and NaN: by bits (ilogbf and ldexpf are library
+// calls with branches).
+__device__ __forceinline__ int exponent_of(float v) {
+  const unsigned b = __float_as_uint(v) & 0x7fffffffu, biased = b >> 23;
+  if (biased == 255u || b == 0u) return NO_EXP;
+  return biased ? (int)biased - 127 : -118 - __clz(b);  // (a subnormal's lowest bit is 2^-149)
 }
-
-// plane(r, c) = X(r, c) = X[r*s0 + c*s1] for r < rows, c < cols.
-__global__ void __launch_bounds__(ROW_THREADS) split_rows_kernel(const op_t* __restrict__ X, long long s0, long long s1,
-                                                                 int rows, int cols, op_t* __restrict__ hi,
-                                                                 op_t* __restrict__ lo, int ld) {
-  const long long total = (long long)rows * cols;
-  for (long long e = (long long)blockIdx.x * ROW_THREADS + threadIdx.x; e < total; e += (long long)gridDim.x * ROW_THREADS) {
-    const long long r = e / cols, c = e % cols;
-    op_t h, l;
-    split_tf32(__ldg(X + r * s0 + c * s1), h, l);
-    hi[r * ld + c] = h;
-    if (lo) lo[r * ld + c] = l;
-  }
+// A scale's exponent for a row whose largest exponent is e: e - SCALE_TOP, kept to float's normal powers of two
+// (a row whose largest element is under 2^-112 lands lower in its plane: such rows carry few bits anyway).
+__device__ __forceinline__ int scale_exp(int e) { return e <= NO_EXP ? 0 : max(-126, min(127, e - SCALE_TOP)); }
+// The exponent of a scale (a normal power of two) as stored.
+__device__ __forceinline__ int exp_of_scale(float s) { return (int)(__float_as_uint(s) >> 23) - 127; }
+__device__ __forceinline__ float pow2(int d) {  // 2^d for d in [-149, 127]
+  return d >= -126 ? __uint_as_float((unsigned)(d + 127) << 23) : d >= -149 ? __uint_as_float(1u << (d + 149)) : 0.f;
 }
-
-// plane(c, r) = X(r, c): the transpose, through a 32 x 33 shared tile so that reads and writes are coalesced.
-__global__ void __launch_bounds__(ROW_THREADS) split_transpose_kernel(const op_t* __restrict__ X, long long s0,
-                                                                      long long s1, int rows, int cols,
-                                                                      op_t* __restrict__ hi, op_t* __restrict__ lo,
-                                                                      int ld) {
-  __shared__ op_t tile[32][33];
-  const int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32, tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-  for (int i = ty; i < 32; i += ROW_THREADS / 32) {
-    const int r = r0 + i, c = c0 + tx;
-    tile[i][tx] = r < rows && c < cols ? __ldg(X + (long long)r * s0 + (long long)c * s1) : to_op(0.f);
-  }
-  __syncthreads();
-  for (int i = ty; i < 32; i += ROW_THREADS / 32) {
-    const int c = c0 + i, r = r0 + tx;
-    if (c >= cols || r >= rows) continue;
-    op_t h, l;
-    split_tf32(tile[tx][i], h, l);
-    hi[(long long)c * ld + r] = h;
-    if (lo) lo[(long long)c * ld + r] = l;
-  }
+// v 2^d, |d| up to 253 (a fold and a scale apart), in two exact steps of a normal or subnormal power each.
+__device__ __forceinline__ float times_pow2(float v, int d) {
+  const int h = d / 2;
+  return v * pow2(h) * pow2(d - h);
 }
-
-constexpr int LD_ALIGN = 16 / (int)sizeof(op_t);  // elements in 16 bytes
-static int round_up_ld(int v) { return (v + LD_ALIGN - 1) / LD_ALIGN * LD_ALIGN; }
-
-// Planes of X (rows x cols) into scratch: hi, then lo (3xTF32). `transpose` lays out X^T (cols x rows).
-static const char* split_operand(const op_t* X, long long s0, long long s1, int rows, int cols, bool transpose,
-                                 bool split, float* scratch, op_t** hi, op_t** lo, int* ld, cudaStream_t s) {
-  *ld = round_up_ld(transpose ? rows : cols);
-  const long long plane = (long long)*ld * (transpose ? cols : rows);
-  *hi = reinterpret_cast<op_t*>(scratch);
-  *lo = split ? *hi + plane : nullptr;
-  if (transpose) {
-    const dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32));
-    if (grid.y > 65535) return "too many rows for the transposing split";
-    split_transpose_kernel<<<grid, ROW_THREADS, 0, s>>>(X, s0, s1, rows, cols, *hi, *lo, *ld);
+// Folded factors' exponents: V consecutive entries of f (nullptr: none).
+template <int V>
+__device__ __forceinline__ void fold_exps(const float* __restrict__ f, long long i, int (&out)[V]) {
+  if (!f) {
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = 0;
+  } else if constexpr (V == 4) {
+    const float4 q = __ldg(reinterpret_cast<const float4*>(f + i));
+    out[0] = exp_of_scale(q.x), out[1] = exp_of_scale(q.y), out[2] = exp_of_scale(q.z), out[3] = exp_of_scale(q.w);
   } else {
-    const long long blocks = ((long long)rows * cols + ROW_THREADS - 1) / ROW_THREADS;
-    split_rows_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), ROW_THREADS, 0, s>>>(X, s0, s1, rows, cols, *hi,
-                                                                                      *lo, *ld);
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = exp_of_scale(__ldg(f + i + k));
   }
-  return cudaGetLastError() == cudaSuccess ? nullptr : "split_operand launch failed";
+}
+// V consecutive values of a row (VEC: one 16-byte load; the row contiguous and aligned).
+template <int V>
+__device__ __forceinline__ void load_run(const float* __restrict__ p, long long s1, float (&v)[V]) {
+  if constexpr (V == 4) {
+    const float4 q = __ldg(reinterpret_cast<const float4*>(p));
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = __ldg(p + k * s1);
+  }
+}
+// s = hi + lo to 22 bits, both fp16 (hi to nearest, lo the rest to nearest). SAFE, for an operand an Inf of the
+// other may meet: hi toward zero and lo never 0 where s is not (+-2^-24, 2^-38 of the row's largest: nothing), so
+// both have s's sign and hi x Inf + lo x Inf is NaN only where the reference's s x Inf is (s = 0); it keeps 21
+// bits. A non-finite s is its own hi, lo 0.
+template <bool SAFE>
+__device__ __forceinline__ void split_value(float s, plane_t& hi, plane_t& lo) {
+  hi = SAFE ? __float2half_rz(s) : __float2half_rn(s);
+  lo = __float2half_rn(isfinite(s) ? s - __half2float(hi) : 0.f);
+  if (SAFE && s != 0.f && __half2float(lo) == 0.f) lo = __ushort_as_half(s < 0.f ? 0x8001 : 0x0001);
+}
+// V values' planes (piece: elements from hi's plane to lo's).
+template <int V, bool SAFE>
+__device__ __forceinline__ void store_run(plane_t* p, long long piece, const float (&v)[V], const int (&d)[V]) {
+  struct alignas(V * sizeof(plane_t)) Run { plane_t v[V]; } run;
+  Run lo;
+#pragma unroll
+  for (int k = 0; k < V; ++k) split_value<SAFE>(times_pow2(v[k], d[k]), run.v[k], lo.v[k]);
+  *reinterpret_cast<Run*>(p + piece) = lo;
+  *reinterpret_cast<Run*>(p) = run;
+}
+__device__ __forceinline__ int block_max(int e, int* shared) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) e = max(e, __shfl_xor_sync(0xffffffffu, e, o));
+  if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = e;
+  __syncthreads();
+  e = shared[0];
+#pragma unroll
+  for (int w = 1; w < ROW_THREADS / 32; ++w) e = max(e, shared[w]);
+  return e;
 }
 
-// Floats of scratch that split_operand needs for an operand of rows x cols (a whole number of 16 bytes).
-static long long split_scratch(long long rows, long long cols, bool split) {
-  return ((split ? 2 : 1) * (long long)round_up_ld((int)cols) * rows * (long long)sizeof(op_t) + 15) / 16 * 4;
+// One block a row: the row's largest exponent, then its plane row (read twice: the second time from L2).
+// VEC: 4 values a thread a step (16-byte loads, 8-byte stores).
+template <bool VEC, bool SAFE>
+__global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __restrict__ X, long long s0, long long s1,
+                                                                 int cols, const float* __restrict__ fold,
+                                                                 plane_t* __restrict__ plane, int ld, long long piece,
+                                                                 float* __restrict__ scale) {
+  constexpr int V = VEC ? 4 : 1;
+  __shared__ int warp_max[ROW_THREADS / 32];
+  const long long r = blockIdx.x;
+  const float* row = X + r * s0;
+  int e = NO_EXP;
+  for (int c = threadIdx.x * V; c < cols; c += ROW_THREADS * V) {
+    float v[V];
+    int f[V];
+    load_run<V>(row + c * s1, s1, v);
+    fold_exps<V>(fold, c, f);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const int ev = exponent_of(v[k]);
+      if (ev != NO_EXP) e = max(e, ev + f[k]);
+    }
+  }
+  const int se = scale_exp(block_max(e, warp_max));
+  if (threadIdx.x == 0) scale[r] = pow2(se);
+  for (int c = threadIdx.x * V; c < cols; c += ROW_THREADS * V) {
+    float v[V];
+    int d[V];
+    load_run<V>(row + c * s1, s1, v);
+    fold_exps<V>(fold, c, d);
+#pragma unroll
+    for (int k = 0; k < V; ++k) d[k] -= se;
+    store_run<V, SAFE>(plane + r * ld + c, piece, v, d);
+  }
 }
-// ...for the wgmma GEMM of rows x cols over `reduce`: P's planes (rows x reduce; R is read as it is).
-static long long wgmma_operand_scratch(long long rows, long long, long long reduce) {
-  return split_scratch(rows, reduce, Wgmma::SPLIT);
+
+// Columns of X (rows x cols, columns contiguous, row stride s0): blocks of COL_CHUNK rows x 32 V columns (a warp a
+// row at a time, V columns a lane). First each column's largest exponent over the rows (atomicMax into `exps`,
+// which starts below every exponent), then the planes.
+template <bool VEC>
+__global__ void __launch_bounds__(ROW_THREADS) col_exps_kernel(const float* __restrict__ X, long long s0, int rows,
+                                                               int cols, const float* __restrict__ fold,
+                                                               int* __restrict__ exps) {
+  constexpr int V = VEC ? 4 : 1, WARPS = ROW_THREADS / 32;
+  __shared__ int part[WARPS][32 * V];
+  const int c = (blockIdx.x * 32 + threadIdx.x % 32) * V, w = threadIdx.x / 32, r0 = blockIdx.y * COL_CHUNK;
+  int e[V];
+#pragma unroll
+  for (int k = 0; k < V; ++k) e[k] = NO_EXP;
+  if (c < cols)
+    for (int r = r0 + w; r < min(rows, r0 + COL_CHUNK); r += WARPS) {
+      float v[V];
+      int f[1];
+      load_run<V>(X + r * s0 + c, 1, v);
+      fold_exps<1>(fold, r, f);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const int ev = exponent_of(v[k]);
+        if (ev != NO_EXP) e[k] = max(e[k], ev + f[0]);
+      }
+    }
+#pragma unroll
+  for (int k = 0; k < V; ++k) part[w][(threadIdx.x % 32) * V + k] = e[k];
+  __syncthreads();
+  if (w != 0 || c >= cols) return;
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    int most = part[0][(threadIdx.x % 32) * V + k];
+#pragma unroll
+    for (int i = 1; i < WARPS; ++i) most = max(most, part[i][(threadIdx.x % 32) * V + k]);
+    if (most != NO_EXP) atomicMax(exps + c + k, most);
+  }
+}
+template <bool VEC, bool SAFE>
+__global__ void __launch_bounds__(ROW_THREADS) scale_cols_kernel(const float* __restrict__ X, long long s0, int rows,
+                                                                 int cols, const float* __restrict__ fold,
+                                                                 const int* __restrict__ exps,
+                                                                 plane_t* __restrict__ plane, int ld, long long piece,
+                                                                 float* __restrict__ scale) {
+  constexpr int V = VEC ? 4 : 1, WARPS = ROW_THREADS / 32;
+  const int c = (blockIdx.x * 32 + threadIdx.x % 32) * V, w = threadIdx.x / 32, r0 = blockIdx.y * COL_CHUNK;
+  if (c >= cols) return;
+  int se[V];
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    se[k] = scale_exp(exps[c + k]);
+    if (blockIdx.y == 0 && w == 0) scale[c + k] = pow2(se[k]);
+  }
+  for (int r = r0 + w; r < min(rows, r0 + COL_CHUNK); r += WARPS) {
+    float v[V];
+    int f[1], d[V];
+    load_run<V>(X + r * s0 + c, 1, v);
+    fold_exps<1>(fold, r, f);
+#pragma unroll
+    for (int k = 0; k < V; ++k) d[k] = f[0] - se[k];
+    store_run<V, SAFE>(plane + (long long)r * ld + c, piece, v, d);
+  }
+}
+
+// The products of scaled planes carry the planes' scales: multiplied back into the accumulators before any
+// epilogue, P's per row of the output, R's per column (nullptr: R has none). The wgmma fragment's rows come in
+// pairs (row(2q + 1) = row(2q) + 1, row(2q) even): one 8-byte load a pair. Scales are padded to whole tiles
+// (SCALE_PAD): rows past the output read padding, unchecked, into values nobody stores. Eight rows a step, by plain loads after a compiler barrier:
+// read-only loads (__ldg) were hoisted into the mainloop, where 64 scales beside the 128 accumulators spilled.
+template <class E>
+__device__ __forceinline__ void unscale(float (&acc)[E::ACC_M][E::ACC_N], const float* p_scale, const float* r_scale,
+                                        int rows, int cols, int m0, int n0) {
+  static_assert(E::ACC_M % 8 == 0 && E::TILE_M <= SCALE_PAD, "rows in eights, a tile's scales within the padding");
+  float rs[E::ACC_N];
+#pragma unroll
+  for (int j = 0; j < E::ACC_N; ++j) {
+    const int c = n0 + E::col(j);
+    rs[j] = r_scale && c < cols ? r_scale[c] : 1.f;
+  }
+#pragma unroll
+  for (int i0 = 0; i0 < E::ACC_M; i0 += 8) {
+    asm volatile("" ::: "memory");
+    float2 ps[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int r = m0 + E::row(i0 + 2 * q);
+      ps[q] = *reinterpret_cast<const float2*>(p_scale + r);  // (past `rows`: padding, for rows never stored)
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+#pragma unroll
+      for (int j = 0; j < E::ACC_N; ++j) {
+        acc[i0 + 2 * q][j] = acc[i0 + 2 * q][j] * ps[q].x * rs[j];
+        acc[i0 + 2 * q + 1][j] = acc[i0 + 2 * q + 1][j] * ps[q].y * rs[j];
+      }
+  }
+}
+
+// ---- host ----
+constexpr int LD_ALIGN = 16 / (int)sizeof(plane_t);  // elements in 16 bytes: the copy engine's row stride
+static int round_up_ld(int v) { return (v + LD_ALIGN - 1) / LD_ALIGN * LD_ALIGN; }
+// A matrix's planes (rows x cols each, row stride ld; MATRIX_PLANES of them, `piece` elements apart) and its
+// scales, in scratch.
+struct Plane {
+  plane_t* p;
+  float* scale;
+  int ld;
+  long long piece;
+};
+// Floats of scratch a matrix's planes of rows x cols take, with `scales` scales (and as many column exponents),
+// each padded to SCALE_PAD.
+static long long plane_floats(long long rows, long long cols, long long scales) {
+  return (MATRIX_PLANES * rows * round_up_ld((int)cols) * (long long)sizeof(plane_t) + 15) / 16 * 4 +
+         2 * ((scales + SCALE_PAD - 1) / SCALE_PAD * SCALE_PAD);
+}
+// Carves a matrix's planes from *at (advanced past them).
+static Plane carve(float** at, int rows, int cols, int scales) {
+  Plane q{reinterpret_cast<plane_t*>(*at), nullptr, round_up_ld(cols), (long long)rows * round_up_ld(cols)};
+  q.scale = *at + plane_floats(rows, cols, 0);
+  *at += plane_floats(rows, cols, scales);
+  return q;
+}
+static bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+// A kernel by (vec, safe). With one plane SAFE means nothing: its kernels are the others (none more built).
+constexpr bool SAFE_SPLIT = MATRIX_PLANES == 2;
+template <class K>
+static K pick(bool vec, bool safe, K vec_near, K near, K vec_safe, K safe_k) {
+  return safe ? (vec ? vec_safe : safe_k) : (vec ? vec_near : near);
+}
+// X(r, c) = X[r*s0 + c*s1] (rows x cols) as planes with a scale per row (safe: split_value's SAFE).
+static const char* scale_rows(const float* X, long long s0, long long s1, int rows, int cols, const float* fold,
+                              float** at, Plane* q, cudaStream_t s, bool safe = false) {
+  *q = carve(at, rows, cols, rows);
+  const bool vec = s1 == 1 && cols % 4 == 0 && s0 % 4 == 0 && aligned16(X) && (!fold || aligned16(fold));
+  const auto kernel = pick(vec, safe, scale_rows_kernel<true, false>, scale_rows_kernel<false, false>,
+                           scale_rows_kernel<true, SAFE_SPLIT>, scale_rows_kernel<false, SAFE_SPLIT>);
+  if (rows > 0) kernel<<<(unsigned)rows, ROW_THREADS, 0, s>>>(X, s0, s1, cols, fold, q->p, q->ld, q->piece, q->scale);
+  return cudaGetLastError() == cudaSuccess ? nullptr : "scale_rows launch failed";
+}
+// X (rows x cols, columns contiguous, row stride s0) as planes of the same layout with a scale per column.
+static const char* scale_cols(const float* X, long long s0, int rows, int cols, const float* fold, float** at,
+                              Plane* q, cudaStream_t s, bool safe = false) {
+  *q = carve(at, rows, cols, cols);
+  if (rows == 0 || cols == 0) return nullptr;
+  int* exps = reinterpret_cast<int*>(q->scale + (cols + SCALE_PAD - 1) / SCALE_PAD * SCALE_PAD);
+  // 0x80 bytes: every int below any exponent (the kernels' "none")
+  if (cudaMemsetAsync(exps, 0x80, (size_t)cols * sizeof(int), s) != cudaSuccess) return "scale_cols memset failed";
+  const bool vec = cols % 4 == 0 && s0 % 4 == 0 && aligned16(X);
+  const dim3 grid((unsigned)((cols + 32 * (vec ? 4 : 1) - 1) / (32 * (vec ? 4 : 1))),
+                  (unsigned)((rows + COL_CHUNK - 1) / COL_CHUNK));
+  if (grid.y > 65535) return "too many rows for the column scaling";
+  const auto planes = pick(vec, safe, scale_cols_kernel<true, false>, scale_cols_kernel<false, false>,
+                           scale_cols_kernel<true, SAFE_SPLIT>, scale_cols_kernel<false, SAFE_SPLIT>);
+  if (vec)
+    col_exps_kernel<true><<<grid, ROW_THREADS, 0, s>>>(X, s0, rows, cols, fold, exps);
+  else
+    col_exps_kernel<false><<<grid, ROW_THREADS, 0, s>>>(X, s0, rows, cols, fold, exps);
+  planes<<<grid, ROW_THREADS, 0, s>>>(X, s0, rows, cols, fold, exps, q->p, q->ld, q->piece, q->scale);
+  return cudaGetLastError() == cudaSuccess ? nullptr : "scale_cols launch failed";
+}
+// Floats of scratch a wgmma GEMM (rows x cols over `reduce`) needs for its two planes, P (rows x reduce) and R
+// (cols x reduce), each in either layout, with their scales.
+static long long wgmma_operand_scratch(long long rows, long long cols, long long reduce) {
+  long long most = 0;
+  for (long long n : {rows, cols})
+    most += std::max<long long>(plane_floats(n, reduce, std::max<long long>(n, reduce)),
+                                 plane_floats(reduce, n, std::max<long long>(n, reduce)));
+  return most;
 }
 }  // namespace fg
 
@@ -2142,7 +2467,12 @@ void dz_lo_readers(int M, int N, int K, bool* dx, bool* dw);
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
                     const elem_t* bias, const elem_t* gamma, const elem_t* beta, const elem_t* const* chan,
                     const float* scalars, out_t* out, z_t* z, double* mean, double* rstd, double* partials,
-                    float* scratch, int M, int N, int K, float eps, void* stream);
+                    float* scratch, float* w_made, int M, int N, int K, float eps, void* stream);
+// The weight's scaled plane (W (N, K) as fp16 rows, each with its power-of-two scale: operand_scale.cuh) into a
+// buffer of weight_plane_floats(N, K) floats, made once per version of the weight by the binding; forward and
+// grad_input read it (w_made; nullptr: they make it in scratch).
+long long weight_plane_floats(int N, int K);
+const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, void* stream);
 // Doubles of scratch backward_epilogue needs (its gsums argument): the GroupNorm backward's per-chunk column sums.
 long long gn_backward_partial_doubles(int M, int N);
 // dchan: NCHAN gradient outputs; gsums: (M, G) double2 scratch when pre-GroupNorm stages have parameters (the one-pass
@@ -2154,7 +2484,7 @@ const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg
                               int M, int N, void* stream);
 // grad_x (M, K) = (dz + dz_lo) (M, N) * W (N, K); dz_lo (nullable) only for GEMMs of <= EXACT_MAX_MACS
 const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w, long long sw0, long long sw1,
-                       elem_t* dx, float* scratch, int M, int N, int K, void* stream);
+                       elem_t* dx, float* scratch, float* w_made, int M, int N, int K, void* stream);
 // grad_W (N, K) = (dz + dz_lo)^T (N, M) * x (M, K)
 const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
                         elem_t* dw, float* scratch, int M, int N, int K, void* stream);
@@ -2235,6 +2565,7 @@ __global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(SplitK sk, c
 __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_forward_kernel(const __grid_constant__ CUtensorMap p_hi,
                                                                           const __grid_constant__ CUtensorMap p_lo,
                                                                           const __grid_constant__ CUtensorMap r,
+                                                                          const float* p_scale, const float* r_scale,
                                                                           ForwardArgs a, SplitK sk) {
 #ifndef FG_NO_WGMMA  // (other targets: an empty stub, never launched)
   extern __shared__ __align__(16) float smem[];
@@ -2248,6 +2579,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_forward_kernel(const 
     float acc[Wgmma::ACC_M][Wgmma::ACC_N];
     Wgmma::consume<true>(q, acc, k_len);
     if (!split_k_finish<Wgmma>(acc, sk)) return;
+    unscale<Wgmma>(acc, p_scale, r_scale, a.M, N, m0, n0);
     gn_epilogue_fragment_rows<Wgmma>(acc, a, a.M, N, m0, n0);
   }
 #endif
@@ -2260,6 +2592,7 @@ template <bool P_K_FAST>
 __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __grid_constant__ CUtensorMap p_hi,
                                                                         const __grid_constant__ CUtensorMap p_lo,
                                                                         const __grid_constant__ CUtensorMap r,
+                                                                        const float* p_scale,
                                                                         elem_t* __restrict__ C, int rows, int cols,
                                                                         int reduce, SplitK sk) {
 #ifndef FG_NO_WGMMA  // (other targets: an empty stub, never launched)
@@ -2273,6 +2606,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __
     float acc[Wgmma::ACC_M][Wgmma::ACC_N];
     Wgmma::consume<false, P_K_FAST>(q, acc, k_len);
     if (!split_k_finish<Wgmma>(acc, sk)) return;
+    unscale<Wgmma>(acc, p_scale, nullptr, rows, cols, m0, n0);
     store_accumulators<Wgmma>(acc, C, cols, rows, cols, m0, n0, smem);
   }
 #endif
@@ -2285,7 +2619,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __
 template <class E, bool P_K_FAST>
 __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
     const __grid_constant__ CUtensorMap p_hi, const __grid_constant__ CUtensorMap p_lo,
-    const __grid_constant__ CUtensorMap r, elem_t* __restrict__ C, int rows, int cols, int reduce) {
+    const __grid_constant__ CUtensorMap r, const float* p_scale, elem_t* __restrict__ C, int rows, int cols, int reduce) {
 #ifndef FG_NO_WGMMA  // (other targets: an empty stub, never launched)
   extern __shared__ __align__(16) float smem[];
   (void)p_lo;
@@ -2302,6 +2636,7 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
     for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
       float acc[E::ACC_M][E::ACC_N];
       E::template consume_tile<false, P_K_FAST>(q, acc, reduce, pos);
+      unscale<E>(acc, p_scale, nullptr, rows, cols, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN);
       store_accumulators<E>(acc, C, cols, rows, cols, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN, smem);
     }
   }
@@ -2552,6 +2887,19 @@ static Operand operand(const elem_t* X, long long s0, long long s1, int, int, op
   *err = nullptr;
   return Operand{X, s0, s1};
 }
+long long weight_plane_floats(int N, int K) { return plane_floats(N, K, N); }
+const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, void* stream) {
+  Plane wp;
+  return scale_rows(w, sw0, sw1, N, K, nullptr, &buffer, &wp, static_cast<cudaStream_t>(stream), true);
+}
+// W's plane: the binding's (made once per version: `made`), or made here in scratch (advancing *at). W's planes and
+// dz's column planes are split SAFE (operand_scale: an Inf of x meets them).
+static const char* weight_plane(const elem_t* w, long long sw0, long long sw1, int N, int K, float* made, float** at,
+                                Plane* wp, cudaStream_t s) {
+  if (!made) return scale_rows(w, sw0, sw1, N, K, nullptr, at, wp, s, true);
+  *wp = carve(&made, N, K, N);
+  return nullptr;
+}
 
 // A wgmma GEMM over pre-split P and raw R (tensor maps built here, per call: they hold the pointers). P is p_rows x
 // reduce with row stride p_ld, or (P_K_FAST false) stored transposed: reduce rows of p_rows, row stride p_ld.
@@ -2583,7 +2931,7 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
                     long long sw1_in,
                     const elem_t* bias, const elem_t* gamma, const elem_t* beta, const elem_t* const* chan,
                     const float* scalars, out_t* out, z_t* z, double* mean, double* rstd, double* partials,
-                    float* scratch, int M, int N, int K, float eps, void* stream) {
+                    float* scratch, float* w_made, int M, int N, int K, float eps, void* stream) {
   if ((FIXED_N && N != FIXED_N) || (FIXED_K && K != FIXED_K)) return "sizes differ from the compiled ones";
   if (N % GW) return "hidden size is not a multiple of the compiled group width";
   if (M == 0) return nullptr;
@@ -2600,17 +2948,21 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
                       reinterpret_cast<double2*>(partials), M, N, K, eps,
                       stage_args(chan, scalars)};
   const bool vec = vec_ok(x, sx0, sx1, true) && vec_ok(w, sw0, sw1, true);
-  const Schedule sc = schedule(M, N, K, tma_ok(w, sw0, sw1),
+  const Schedule sc = schedule(M, N, K, true,
                                vec && K % 4 == 0 ? Few::Gemv : Few::None);
   SplitK sk;
   if (const char* err = split_k(sc, 0, scratch, &sk)) return err;
   switch (sc.engine) {
     case Engine::Wgmma: {
-      op_t *hi, *lo;
-      int ld;
-      if (sc.split > 1) err = split_k(sc, 0, scratch + split_scratch(M, K, Wgmma::SPLIT), &sk);
-      if (!err) err = split_operand(x, sx0, sx1, M, K, false, Wgmma::SPLIT, scratch, &hi, &lo, &ld, s);
-      if (!err) err = launch_wgmma<true>(wgmma_forward_kernel, sc.split, s, hi, lo, M, K, ld, w, N, K, sw0, a, sk);
+      // x's and W's planes, rows scaled (W's made once per version where the binding passes it); the kernel
+      // multiplies both scales back
+      float* at = scratch;
+      Plane xp, wp;
+      err = scale_rows(x, sx0, sx1, M, K, nullptr, &at, &xp, s);
+      if (!err) err = weight_plane(w, sw0, sw1, N, K, w_made, &at, &wp, s);
+      if (!err && sc.split > 1) err = split_k(sc, 0, at, &sk);
+      if (!err) err = launch_wgmma<true>(wgmma_forward_kernel, sc.split, s, xp.p, nullptr, M, K, xp.ld, wp.p, N, K,
+                                         wp.ld, xp.scale, wp.scale, a, sk);
       break;
     }
     case Engine::Exact:
@@ -2665,7 +3017,7 @@ const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg
 // dz_lo may be nullptr; it must be when the GEMM is not exact (the module asks for it under the same rule).
 // See launch_backward for how dz + dz_lo are multiplied.
 const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w_in, long long sw0_in, long long sw1_in,
-                       elem_t* dx, float* scratch, int M, int N, int K, void* stream) {
+                       elem_t* dx, float* scratch, float* w_made, int M, int N, int K, void* stream) {
   if (M == 0 || K == 0) return nullptr;
   const char* err = nullptr;
   const Operand wo = operand(w_in, sw0_in, sw1_in, N, K, w_plane(scratch, M, N, K), static_cast<cudaStream_t>(stream),
@@ -2673,23 +3025,25 @@ const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w_in, lo
   if (err) return err;
   const op_t* w = wo.p;
   const long long sw0 = wo.s0, sw1 = wo.s1;
-  const Schedule sc = grad_input_schedule(M, N, K, tma_ok(w, sw0, sw1));
+  const Schedule sc = grad_input_schedule(M, N, K, true);
   if (dz_lo && sc.engine != Engine::Exact) return "dz_lo given for a GEMM that is not compensated";
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   // dz (M, N) k-fast with row stride N; W (N, K) n-fast: its contiguous index is the output column k.
   if (sc.engine == Engine::Wgmma) {  // P = dz (M x N), R = W (N x K): dx (M x K)
-    op_t *hi, *lo;
-    int ld;
+    // W's plane, rows scaled, then dz's with W's row scales folded into its columns: dx = dz's row scale x the sum
+    float* at = scratch;
+    Plane wp, dp;
+    if (const char* err = weight_plane(w, sw0, sw1, N, K, w_made, &at, &wp, s)) return err;
+    if (const char* err = scale_rows(dz, N, 1, M, N, wp.scale, &at, &dp, s)) return err;
     SplitK sk;
-    if (const char* err = split_k(sc, 1, scratch + split_scratch(M, N, Wgmma::SPLIT), &sk)) return err;
-    if (const char* err = split_operand(dz, N, 1, M, N, false, Wgmma::SPLIT, scratch, &hi, &lo, &ld, s)) return err;
+    if (const char* err = split_k(sc, 1, at, &sk)) return err;
     if constexpr (Wgmma::PERSISTENT) {
       if (sc.split == 1)
-        return launch_wgmma<false, true, true>(wgmma_store_persistent_kernel<Wgmma, true>, 1, s, hi, lo, M, N, ld, w,
-                                               N, K, sw0, dx, M, K, N);
+        return launch_wgmma<false, true, true>(wgmma_store_persistent_kernel<Wgmma, true>, 1, s, dp.p, nullptr, M, N,
+                                               dp.ld, wp.p, N, K, wp.ld, dp.scale, dx, M, K, N);
     }
-    return launch_wgmma<false>(wgmma_store_kernel<true>, sc.split, s, hi, lo, M, N, ld, w, N, K, sw0, dx, M, K, N,
-                               sk);
+    return launch_wgmma<false>(wgmma_store_kernel<true>, sc.split, s, dp.p, nullptr, M, N, dp.ld, wp.p, N, K, wp.ld,
+                               dp.scale, dx, M, K, N, sk);
   }
   SplitK sk;
   if (const char* err = split_k(sc, 1, scratch, &sk)) return err;
@@ -2709,7 +3063,7 @@ const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x_in, l
   if (err) return err;
   const op_t* x = xo.p;
   const long long sx0 = xo.s0, sx1 = xo.s1;
-  const Schedule sc = schedule(N, K, M, M > 0 && tma_ok(x, sx0, sx1), Few::Outer);
+  const Schedule sc = schedule(N, K, M, M > 0, Few::Outer);
   if (dz_lo && sc.engine != Engine::Exact && sc.engine != Engine::Outer)
     return "dz_lo given for a GEMM that is not compensated";
   cudaStream_t s = static_cast<cudaStream_t>(stream);
@@ -2723,29 +3077,21 @@ const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x_in, l
   }
   // dz^T (N, M) n-fast (its contiguous index is the output row n); x (M, K) k-fast along the output column.
   if (sc.engine == Engine::Wgmma) {  // P = dz^T (N x M), R = x (M x K): dW (N x K)
-    op_t *hi, *lo;
-    int ld;
+    // x's plane, rows scaled, then dz's with x's row scales folded into its rows and each column scaled, read
+    // row-contiguous as dz^T: dW = dz's column scale x the sum
+    float* at = scratch;
+    Plane xp, dp;
+    if (const char* err = scale_rows(x, sx0, sx1, M, K, nullptr, &at, &xp, s)) return err;
+    if (const char* err = scale_cols(dz, N, M, N, xp.scale, &at, &dp, s, true)) return err;
     SplitK sk;
-    if (const char* err = split_k(sc, 2, scratch + split_scratch(N, M, Wgmma::SPLIT), &sk)) return err;
-    if constexpr (Wgmma::P_MN_OK && !Wgmma::SPLIT) {  // dz read as it is, row-contiguous: no transpose pass
-      if (tma_ok(dz, N, 1)) {
-        if constexpr (Wgmma::PERSISTENT) {
-          if (sc.split == 1)
-            return launch_wgmma<false, false, true>(wgmma_store_persistent_kernel<Wgmma, false>, 1, s, dz, nullptr, N,
-                                                    M, N, x, M, K, sx0, dw, N, K, M);
-        }
-        return launch_wgmma<false, false>(wgmma_store_kernel<false>, sc.split, s, dz, nullptr, N, M, N, x, M, K, sx0,
-                                          dw, N, K, M, sk);
-      }
-    }
-    if (const char* err = split_operand(dz, N, 1, M, N, true, Wgmma::SPLIT, scratch, &hi, &lo, &ld, s)) return err;
+    if (const char* err = split_k(sc, 2, at, &sk)) return err;
     if constexpr (Wgmma::PERSISTENT) {
       if (sc.split == 1)
-        return launch_wgmma<false, true, true>(wgmma_store_persistent_kernel<Wgmma, true>, 1, s, hi, lo, N, M, ld, x,
-                                               M, K, sx0, dw, N, K, M);
+        return launch_wgmma<false, false, true>(wgmma_store_persistent_kernel<Wgmma, false>, 1, s, dp.p, nullptr, N,
+                                                M, dp.ld, xp.p, M, K, xp.ld, dp.scale, dw, N, K, M);
     }
-    return launch_wgmma<false>(wgmma_store_kernel<true>, sc.split, s, hi, lo, N, M, ld, x, M, K, sx0, dw, N, K, M,
-                               sk);
+    return launch_wgmma<false, false>(wgmma_store_kernel<false>, sc.split, s, dp.p, nullptr, N, M, dp.ld, xp.p, M, K,
+                                      xp.ld, dp.scale, dw, N, K, M, sk);
   }
   SplitK sk;  // M == 0 sums nothing: dW = 0
   if (const char* err = split_k(sc, 2, scratch, &sk)) return err;
@@ -2758,18 +3104,23 @@ const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x_in, l
 }  // namespace fg
 '''
 
-_CPP_SOURCE = r'''// Generated by fusegen 0.3.0: fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192
+_CPP_SOURCE = r'''// Generated by fusegen 0.3.0: fg_3xtf32_wgmma_3xf16s_m128n128s3p64_gw16_frag_i8192_h8192
 // C++ binding: allocates what the kernels write, checks what reaches them and turns a kernel's error text into a
 // Python exception. The Python module calls forward_call / backward_call, once per direction.
 #include <torch/extension.h>
 
 #include <limits>
+#include <algorithm>
+#include <mutex>
 
 // Element types (fusegen/dtypes.py): elem_t the tensors in memory (x, W, bias, parameters, gradients, running
 // statistics), op_t what the GEMM engines multiply (x and W as they read them, dz), out_t the output and its
 // gradient (op_t and out_t are elem_t but under autocast), plane_t what the wgmma engine reads (op_t but in a
 // scaled plan), compute_t the epilogue's arithmetic and what it keeps
 // between kernels but z (z_t: the operand type), stat_t the reductions' states and statistics. A GEMM engine is written for its op_t.
+#ifdef __CUDACC__  // (the kernels' type only: the binding compiles without it)
+#include <cuda_fp16.h>
+#endif
 namespace fg {
 using elem_t = float;
 using op_t = float;
@@ -2781,16 +3132,19 @@ using stat_t = double;
 using z_t = op_t;
 #ifdef __CUDACC__
 // What the wgmma engine reads: op_t, or where the plan scales (Plan.plane) 16-bit planes of the fp32 operands.
-using plane_t = op_t;
+using plane_t = __half;
 // To and from the epilogue's fp32 (spelled out: torch's nvcc flags turn the half types' implicit conversions
 // off); identities for float32.
 __device__ __forceinline__ float to_f32(float v) { return (v); }
 __device__ __forceinline__ float load(const float* p) { return to_f32(__ldg(p)); }
+__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
+__device__ __forceinline__ float load(const __half* p) { return to_f32(__ldg(p)); }
 __device__ __forceinline__ elem_t to_elem(float v) { return (v); }
 __device__ __forceinline__ op_t to_op(float v) { return (v); }
 __device__ __forceinline__ out_t to_out(float v) { return (v); }
 template <typename T> __device__ __forceinline__ T to_type(float v);
 template <> __device__ __forceinline__ float to_type<float>(float v) { return (v); }
+template <> __device__ __forceinline__ __half to_type<__half>(float v) { return __float2half_rn(v); }
 // A value as the reference holds it between its ops: rounded to the tensors' type (eager PyTorch materializes
 // every op's output in it; rounding where it does keeps a bf16 / fp16 output within allclose of eager's, as
 // extra precision would not), or to the operand type where autocast holds it so (the Linear's output and the
@@ -2837,7 +3191,12 @@ void dz_lo_readers(int M, int N, int K, bool* dx, bool* dw);
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
                     const elem_t* bias, const elem_t* gamma, const elem_t* beta, const elem_t* const* chan,
                     const float* scalars, out_t* out, z_t* z, double* mean, double* rstd, double* partials,
-                    float* scratch, int M, int N, int K, float eps, void* stream);
+                    float* scratch, float* w_made, int M, int N, int K, float eps, void* stream);
+// The weight's scaled plane (W (N, K) as fp16 rows, each with its power-of-two scale: operand_scale.cuh) into a
+// buffer of weight_plane_floats(N, K) floats, made once per version of the weight by the binding; forward and
+// grad_input read it (w_made; nullptr: they make it in scratch).
+long long weight_plane_floats(int N, int K);
+const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, void* stream);
 // Doubles of scratch backward_epilogue needs (its gsums argument): the GroupNorm backward's per-chunk column sums.
 long long gn_backward_partial_doubles(int M, int N);
 // dchan: NCHAN gradient outputs; gsums: (M, G) double2 scratch when pre-GroupNorm stages have parameters (the one-pass
@@ -2849,7 +3208,7 @@ const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg
                               int M, int N, void* stream);
 // grad_x (M, K) = (dz + dz_lo) (M, N) * W (N, K); dz_lo (nullable) only for GEMMs of <= EXACT_MAX_MACS
 const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w, long long sw0, long long sw1,
-                       elem_t* dx, float* scratch, int M, int N, int K, void* stream);
+                       elem_t* dx, float* scratch, float* w_made, int M, int N, int K, void* stream);
 // grad_W (N, K) = (dz + dz_lo)^T (N, M) * x (M, K)
 const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
                         elem_t* dw, float* scratch, int M, int N, int K, void* stream);
@@ -2930,7 +3289,62 @@ fg::elem_t* channel_or_null(torch::Tensor& t, const char* name, int64_t N) {
   TORCH_CHECK(t.numel() == N, "fusegen: ", name, " has ", t.numel(), " values, expected ", N);
   return elem(t);
 }
+
+// The weight's scaled fp16 plane (fg::scale_weight), made once per version of the weight and kept: an entry is
+// the weight's storage (a weak reference: one freed and another allocated at its address misses; a view or a
+// detached alias of the weight shares it), its data pointer, version counter (shared with views and aliases too:
+// an optimizer step, load_state_dict or any in-place write of the parameter bumps it), shape, strides, device and
+// the stream the plane was made on (another stream makes its own). A newer version replaces the entry. A write
+// through `.data` bypasses the version counter (as it does autograd's own checks): clear_weight_planes() after one.
+struct WeightPlane {
+  c10::weak_intrusive_ptr<c10::StorageImpl> owner;
+  const void* data;
+  int64_t version;
+  std::vector<int64_t> sizes, strides;
+  c10::Device device;
+  int64_t stream;
+  torch::Tensor plane;
+};
+constexpr size_t kWeightPlanes = 8;  // weights a build keeps planes for (its layers of a model)
+std::mutex weight_planes_lock;
+std::vector<WeightPlane>& weight_planes() {
+  static std::vector<WeightPlane> entries;
+  return entries;
+}
+torch::Tensor weight_plane(const torch::Tensor& w, int64_t stream) {
+  std::lock_guard<std::mutex> hold(weight_planes_lock);
+  auto& entries = weight_planes();
+  const c10::StorageImpl* impl = w.storage().unsafeGetStorageImpl();
+  const auto same_owner = [impl](const WeightPlane& e) { return !e.owner.expired() && e.owner.lock().get() == impl; };
+  for (const WeightPlane& e : entries)
+    if (same_owner(e) && e.data == w.data_ptr() && e.version == w._version() && e.sizes == w.sizes().vec() &&
+        e.strides == w.strides().vec() && e.device == w.device() && e.stream == stream)
+      return e.plane;  // (the same storage, offset and version: the same values)
+  const int N = to_int(w.size(0), "hidden"), K = to_int(w.size(1), "input");
+  torch::Tensor plane = torch::empty({fg::weight_plane_floats(N, K)}, w.options().dtype(torch::kFloat));
+  check_status(fg::scale_weight(elem(const_cast<torch::Tensor&>(w)), w.stride(0), w.stride(1), N, K,
+                                plane.data_ptr<float>(), as_stream(stream)),
+               "scale_weight");
+  entries.erase(std::remove_if(entries.begin(), entries.end(),
+                               [&](const WeightPlane& e) {  // (an older version of this weight, or freed)
+                                 return e.owner.expired() || (same_owner(e) && e.data == w.data_ptr() &&
+                                                              e.sizes == w.sizes().vec());
+                               }),
+                entries.end());
+  if (entries.size() >= kWeightPlanes) entries.erase(entries.begin());
+  entries.push_back(WeightPlane{w.storage().getWeakStorageImpl(), w.data_ptr(),
+                                w._version(), w.sizes().vec(), w.strides().vec(), w.device(), stream, plane});
+  return plane;
+}
 }  // namespace
+
+// Drops every kept weight plane (after writing a weight through `.data`); returns how many there were.
+int64_t clear_weight_planes() {
+  std::lock_guard<std::mutex> hold(weight_planes_lock);
+  const int64_t n = (int64_t)weight_planes().size();
+  weight_planes().clear();
+  return n;
+}
 
 void forward(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch::Tensor gamma, torch::Tensor beta,
              std::vector<torch::Tensor> chan, std::vector<double> scalars, torch::Tensor out, torch::Tensor z,
@@ -2949,7 +3363,7 @@ void forward(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch::Tensor
                            out_of(out), op_or_null(z, "z"),
                            data_or_null<double>(mean, "mean", torch::kDouble),
                            data_or_null<double>(rstd, "rstd", torch::kDouble),
-                           data_or_null<double>(partials, "partials", torch::kDouble), data_or_null(scratch), M, N, K,
+                           data_or_null<double>(partials, "partials", torch::kDouble), data_or_null(scratch),                            weight_plane(w, stream).data_ptr<float>(), M, N, K,
                            static_cast<float>(eps), as_stream(stream)),
                "forward");
 }
@@ -2989,7 +3403,7 @@ void grad_input(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor w, torch::T
   const int M = to_int(dz.size(0), "batch"), N = to_int(dz.size(1), "hidden"), K = to_int(w.size(1), "input");
   torch::Tensor scratch = scratch_for(dz, M, N, K);
   check_status(fg::grad_input(op(dz), op_or_null(dz_lo, "dz_lo"), elem(w),
-                              w.stride(0), w.stride(1), elem(dx), data_or_null(scratch), M, N, K, as_stream(stream)),
+                              w.stride(0), w.stride(1), elem(dx), data_or_null(scratch),                               weight_plane(w, stream).data_ptr<float>(), M, N, K, as_stream(stream)),
                "grad_input");
 }
 
@@ -3099,18 +3513,20 @@ std::tuple<std::string, int64_t, int64_t> schedule(int64_t rows, int64_t cols, i
   int engine = 0, split = 0, slice = 0;
   fg::schedule_of(to_int(rows, "rows"), to_int(cols, "cols"), to_int(reduce, "reduce"), tma, kind, &engine,
                   &split, &slice);
-  static const char* names[] = {"simt_fp32 compensated", "mma_tf32 m128n128k32w2x4s3", "mma_tf32 narrow m32n128k32w1x4s3", "wgmma_tf32 m128n128s3", "gemv_fp32 m4", "gemv_t_fp32 m4", "outer_fp32 m4"};
+  static const char* names[] = {"simt_fp32 compensated", "mma_tf32 m128n128k32w2x4s3", "mma_tf32 narrow m32n128k32w1x4s3", "wgmma_3xf16s m128n128s3", "gemv_fp32 m4", "gemv_t_fp32 m4", "outer_fp32 m4"};
   return {names[engine], split, slice};
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.doc() = "fusegen fg_3xtf32_wgmma_tf32_m128n128s3p64_gw16_frag_i8192_h8192";
+  m.doc() = "fusegen fg_3xtf32_wgmma_3xf16s_m128n128s3p64_gw16_frag_i8192_h8192";
   m.def("forward_call", &forward_call, "allocates (out, z, mean, rstd) and runs forward: the module's call");
   m.def("backward_call", &backward_call, "allocates the gradients and runs the backward kernels: the module's call");
   m.def("forward", &forward, "GEMM + bias + the chain (group_norm, leaky_relu, add_self); saves z when given" " and the group statistics");
   m.def("backward_epilogue", &backward_epilogue, "grad_out -> dz and the per-channel parameters' gradients");
   m.def("grad_input", &grad_input, "dx = dz W");
   m.def("grad_weight", &grad_weight, "dW = dz^T x");
+  m.def("clear_weight_planes", &clear_weight_planes, "drops the kept fp16 planes of the weights (after a write "
+        "through .data); returns how many there were");
   m.def("schedule", &schedule, "(engine, split-K slices, slice) a GEMM of rows x cols over reduce runs with");
 }
 '''
@@ -3578,7 +3994,7 @@ if _HAS_CUSTOM_OP:
 
     # torch.ops.<module name>_<hash of the kernel sources and flags, as the build runtime keys them>.forward /
     # .backward: a regenerated module with other kernels never reuses the ops an older one registered
-    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_966d11f9_" + _ext_name("", _CPP_SOURCE, _CUDA_SOURCE, CXX_FLAGS, CUDA_FLAGS,
+    _NAMESPACE = "lin_gn_lrelu2_i8192_h8192_g512_6bb6a190_" + _ext_name("", _CPP_SOURCE, _CUDA_SOURCE, CXX_FLAGS, CUDA_FLAGS,
                                                        FUSEGEN_VERSION)[1:]
     _Tensor = torch.Tensor
 
