@@ -131,6 +131,18 @@ MUTATIONS = (
              "key = tuple((id(o), t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.device)",
              ("tests/test_gpu_pool.py", "-k", "cached")),
 )
+MUTATIONS += (
+    Mutation("x_lo_dropped", "3xfp16 without the hi(R) x lo(P) product (x's lo plane unread in forward)",
+             "templates/engines/mainloop_wgmma_half.cuh.j2",
+             "        mma<P_K_FAST>(acc, f.a[0][k16], d_lo + k16 * STEP, 1);\n", "",
+             ("tests/test_gpu_scaled_planes.py", "tests/test_gpu_module.py", "-k",
+              "(extreme and 3xtf32) or (random_shapes and 3xtf32-sm90)")),
+    Mutation("w_split_nearest", "the weight's 3xfp16 planes split to nearest, not SAFE (an Inf of x meets lo "
+             "and hi of opposite signs)", "templates/launchers.cuh.j2",
+             "&buffer, &wp, static_cast<cudaStream_t>(stream), true);",
+             "&buffer, &wp, static_cast<cudaStream_t>(stream), false);",
+             ("tests/test_gpu_scaled_planes.py", "-k", "extreme and 3xtf32")),
+)
 # the grad_weight mutant's helper kernel (a mutant may add code; it must not change the others)
 EXTRA = {"grad_w_element": ("templates/launchers.cuh.j2", "static const char* last_error() {",
                             "template <class T>\n__global__ void scale_one(T* p) { *p = T((float)*p * 1.1f); }\n\n"

@@ -90,10 +90,12 @@ def _case_id(p):
     return f"{p.precision}-{p.mainloop}-{p.group_strategy}-lanes{p.lanes_per_group}-gw{p.group_width}-{sizes}{tuned}"
 
 
-# plus the committed headline module's own source (what ships), if its representative is another spec
+# plus the committed headline module's own source (what ships), if its representative is another spec, and the
+# 3xTF32 wgmma engine (3xtf32's on sm_90 where plan(scaled_planes=False) asks for it)
 CASES = sorted(REPRESENTATIVES.values(), key=_case_id)
-if fusegen.plan(HEADLINE, gpu="NVIDIA H200") not in CASES:
-    CASES.append(fusegen.plan(HEADLINE, gpu="NVIDIA H200"))
+for _extra in (fusegen.plan(HEADLINE, gpu="NVIDIA H200"), fusegen.plan(HEADLINE, arch=(9, 0), scaled_planes=False)):
+    if _extra not in CASES:
+        CASES.append(_extra)
 
 
 def test_variant_grid_covers_every_structure():
@@ -187,7 +189,9 @@ def test_cuda_source_compiles_without_spills(p, tmp_path):
     extra += 5 if p.gemv_max_rows else 0  # the few-rows engines' three GEMMs, the outer product's two forms
     if p.wgmma and p.wgmma_template == "wgmma_half":
         extra += 3 if p.tile.block_m % 64 == 0 else 1
-    extra += 4 if p.scaled else 0  # its operand kernels: rows and the columns' two passes, each in two forms
+    # its operand kernels: rows and the columns' two passes, each in two forms; with two planes (3xfp16) the
+    # rows' and the columns' planes also split SAFE
+    extra += (8 if p.pieces == 2 else 4) if p.scaled else 0
     expected = {"simt": 8, "mma": 14, "wgmma": 18}[p.mainloop.split("_")[0]] + (p.group_strategy == TWO_STAGE) + extra
     arch_names = {"sm_90a"} if p.arch_flags else {"sm_80", "sm_90"}
     assert len(functions) == len(arch_names) * expected, (functions, stdout[-3000:])

@@ -87,12 +87,13 @@ def test_extreme_rows_match_the_reference(linear, M):
     assert torch.equal(torch.isinf(out), torch.isinf(want)) and torch.equal(out[torch.isinf(want)],
                                                                              want[torch.isinf(want)])
 
-    def bound(theirs):  # the reference's own per-row error (fp32 on CUDA cores) sets 3xtf32's
-        return TF32_REL_ERR if precision == "tf32" else max(FLOOR, FP32_RATIO * float(theirs.max()))
+    def bound(theirs):  # row by row, the reference's own error (fp32 on CUDA cores) sets 3xtf32's
+        return torch.full_like(theirs, TF32_REL_ERR) if precision == "tf32" else \
+            (FP32_RATIO * theirs).clamp_min(FLOOR)
 
     errors = _row_errors(out[finite], truth[finite])
-    assert float(errors.max()) <= bound(_row_errors(want[finite], truth[finite])), \
-        (float(errors.max()), int(errors.argmax()))
+    over = errors / bound(_row_errors(want[finite], truth[finite]))
+    assert float(over.max()) <= 1, (float(errors.max()), int(over.argmax()), float(over.max()))
     assert (out[0] == 0).all()  # a zero row gives zeros (no bias)
     # gradients, on x with its non-finite rows zeroed (an Inf's gradient of W is Inf / NaN in any computation)
     xf = torch.where(finite.unsqueeze(1), x, torch.zeros_like(x)).requires_grad_(True)
@@ -101,14 +102,14 @@ def test_extreme_rows_match_the_reference(linear, M):
     ref(xr).backward(g)
     dx_truth = g.double() @ w.double()
     dx_err = _row_errors(xf.grad, dx_truth)
-    assert float(dx_err.max()) <= bound(_row_errors(xr.grad, dx_truth)), float(dx_err.max())
+    assert float((dx_err / bound(_row_errors(xr.grad, dx_truth))).max()) <= 1, float(dx_err.max())
     dw_truth = g.double().t() @ xf.detach().double()
 
     def dw_error(dw):
         return (dw.double() - dw_truth).abs().max() / dw_truth.abs().max()
 
-    dw_err = float(dw_error(ours.fc.weight.grad))
-    assert dw_err <= bound(dw_error(ref.fc.weight.grad)), dw_err
+    dw_err = dw_error(ours.fc.weight.grad)
+    assert float(dw_err / bound(dw_error(ref.fc.weight.grad))) <= 1, float(dw_err)
 
 
 def test_the_weight_plane_follows_every_update(linear):

@@ -107,7 +107,7 @@ def test_main_in_process(tmp_path, capsys):
     assert "divisible" in capsys.readouterr().err
     # --arch picks the engine when the tuning table has nothing for this layer
     assert main(["render", "--hidden", "32", "--groups", "2", "--out", str(tmp_path), "--arch", "9.0"]) == 0
-    assert "3xtf32 wgmma_tf32 GEMM" in capsys.readouterr().out
+    assert "3xtf32 wgmma_3xf16s GEMM" in capsys.readouterr().out
     assert main(["render", "--hidden", "32", "--groups", "2", "--out", str(tmp_path), "--arch", "8.0"]) == 0
     assert "3xtf32 mma_tf32 GEMM" in capsys.readouterr().out
 
@@ -205,7 +205,7 @@ def test_plain_install_finds_templates(tmp_path):
 def test_explain_prints_what_render_writes_beside_the_module(tmp_path):
     r = run_cli(["explain", "--hidden", "64", "--groups", "4", "--arch", "9.0"], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "## What it replaces" in r.stdout and "wgmma_tf32" in r.stdout
+    assert "## What it replaces" in r.stdout and "wgmma_3xf16s" in r.stdout
     r2 = run_cli(["render", "--hidden", "64", "--groups", "4", "--arch", "9.0", "--out", tmp_path / "g"], cwd=tmp_path)
     assert r2.returncode == 0, r2.stderr
     module = r2.stdout.splitlines()[0]

@@ -60,7 +60,7 @@ def schedules(request, tmp_path_factory):
     d = tmp_path_factory.mktemp(request.param)
     (d / "kernels.cu").write_text(fusegen.render_cuda(p))
     (d / "driver.cu").write_text(DRIVER)
-    arch = "-gencode=arch=compute_90a,code=sm_90a" if p.mainloop == "wgmma_tf32" else \
+    arch = "-gencode=arch=compute_90a,code=sm_90a" if p.wgmma else \
         "-gencode=arch=compute_80,code=sm_80"
     r = subprocess.run([NVCC, arch, "-O1", str(d / "driver.cu"), "-o", str(d / "driver")], cwd=d,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
@@ -97,7 +97,7 @@ def test_schedules_follow_the_rules(schedules):
                 few = GEMV if name == "forward" else GEMV_T
                 assert engine == few or (name == "forward" and (reduce % 4 or cols == 0)), where
             if engine == WGMMA:
-                assert plan.mainloop == "wgmma_tf32", where
+                assert plan.wgmma, where
             assert 1 <= split <= 16, where
             if split > 1:  # whole promotion intervals, every slice non-empty, together the whole reduction
                 assert slice_ % 64 == 0 and (split - 1) * slice_ < reduce <= split * slice_, (where, split, slice_)
