@@ -2,8 +2,8 @@
 
 fusegen 3xtf32 is the committed module (generated/); the other precisions are rendered the same way (the
 tuning table's tile for this GPU). Forward = one call under no_grad; forward+backward = y = model(x);
-y.backward(g). CUDA events, median of --reps timed calls after warm-up; each GEMM kernel is also timed alone
-(TFLOP/s against the ceilings). Writes benchmarks/results/<gpu>.json and <gpu>.md (the table the README shows).
+y.backward(g). CUDA events, median of --reps timed calls after warm-up; each GEMM call is also profiled alone: its
+GEMM kernel's TFLOP/s against its engine's ceiling, and the per-call cost of the operands' planes (x, dz). Writes benchmarks/results/<gpu>.json and <gpu>.md (the table the README shows).
 
     PYTHONPATH=. python benchmarks/bench.py [--batch 1024] [--reps 50] [--precisions 3xtf32,tf32,fp32]
 """
@@ -24,11 +24,19 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 import fusegen  # noqa: E402
-from fusegen.tools.tune import time_layer, time_ms  # noqa: E402
+from fusegen.tools.tune import time_layer  # noqa: E402
 from helpers import HEADLINE, import_file, reference_namespace, rel_err  # noqa: E402
 
 GEMM_FLOP = 2 * 1024 * 8192 * 8192  # one headline GEMM
 CEILING_TFLOPS = {"3xtf32": 165, "tf32": 495, "fp32": 67}  # h200_baselines.md / the datasheet
+FP16_DENSE_TFLOPS = 989  # H100 / H200 SXM datasheet: what the scaled fp16 planes' wgmma engines run at
+
+
+def ceiling(precision: str, mainloop: str) -> float:
+    """TFLOP/s of the fp32 product an engine can reach: its tensor cores' peak over its products a multiply-add."""
+    if mainloop.endswith("f16s"):  # fp16 planes: three products (3xfp16) or one (tf32)
+        return round(FP16_DENSE_TFLOPS / (3 if "3x" in mainloop else 1))
+    return CEILING_TFLOPS[precision]
 
 
 def headline_module():
@@ -63,7 +71,8 @@ def main():
         if precision == "3xtf32":
             m = module
         else:  # rendered as `fusegen render --precision P` would on this GPU
-            p = fusegen.plan(dataclasses.replace(spec, precision=precision), gpu=gpu)
+            p = fusegen.plan(dataclasses.replace(spec, precision=precision), gpu=gpu,
+                             arch=torch.cuda.get_device_capability())
             m = import_file(fusegen.write_module(p, tempfile.mkdtemp()), poison=False)
         torch.manual_seed(0)
         models[f"fusegen {precision}"] = m.ModelNew(*init).cuda()
@@ -89,7 +98,9 @@ def main():
                      "forward_backward_gemm_tflops": round(3 * GEMM_FLOP * flop_scale / fb_ms / 1e9, 1),
                      "out_rel_err_vs_fp64": float(f"{err:.3g}")})
         if name in kernels:
-            rows[-1]["gemm_tflops"] = gemm_tflops(*kernels[name], model, x, g, args.reps)
+            m, precision = kernels[name]
+            rows[-1]["gemm_tflops"], rows[-1]["operand_us"] = gemm_tflops(m, precision, model, x, g, args.reps)
+            rows[-1]["engine"], rows[-1]["ceiling_tflops"] = m.MAINLOOP, ceiling(precision, m.MAINLOOP)
         print(f"{name:>18}: forward {f_ms:.3f} ms, forward+backward {fb_ms:.3f} ms, rel. err {err:.2g}"
               + (f", GEMM TFLOP/s {rows[-1]['gemm_tflops']}" if name in kernels else ""), flush=True)
 
@@ -112,19 +123,46 @@ def main():
                      f"{base['forward_ms'] / r['forward_ms']:.2f}x / {base['forward_backward_ms'] / r['forward_backward_ms']:.2f}x | "
                      f"{compiled['forward_ms'] / r['forward_ms']:.2f}x / {compiled['forward_backward_ms'] / r['forward_backward_ms']:.2f}x | "
                      f"{r['forward_gemm_tflops']} / {r['forward_backward_gemm_tflops']} | {r['out_rel_err_vs_fp64']:.2g} |")
-    lines += ["", "Each fusegen GEMM kernel timed alone (TFLOP/s of the fp32 product; ceiling of the precision):", "",
-              "| module | forward GEMM + GroupNorm | grad_input GEMM | grad_weight GEMM | ceiling |", "|---|---|---|---|---|"]
+    lines += ["", "Each fusegen GEMM kernel's own time (torch.profiler) as TFLOP/s of the fp32 product, against its "
+              "engine's ceiling; the other kernels of each call (x's and dz's planes or splits, made per call) in "
+              "microseconds:", "",
+              "| module | engine | forward GEMM + GroupNorm | grad_input GEMM | grad_weight GEMM | ceiling | per-call "
+              "operand kernels us (forward / grad_input / grad_weight) |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         if "gemm_tflops" in r:
-            t = r["gemm_tflops"]
-            lines.append(f"| {r['impl']} | {t['forward']} | {t['grad_input']} | {t['grad_weight']} | "
-                         f"{CEILING_TFLOPS[r['impl'].split()[-1]]} |")
+            t, prep = r["gemm_tflops"], r["operand_us"]
+            lines.append(f"| {r['impl']} | {r['engine']} | {t['forward']} | {t['grad_input']} | {t['grad_weight']} | "
+                         f"{r['ceiling_tflops']} | {prep['forward']} / {prep['grad_input']} / {prep['grad_weight']} |")
     (out / f"{slug}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
+def call_kernels(fn, reps):
+    """kernel name -> microseconds a call of fn, by torch.profiler (after a warm-up call)."""
+    fn()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    out = {}
+    for e in prof.key_averages():
+        t = getattr(e, "device_time_total", None)
+        t = getattr(e, "cuda_time_total", 0.0) if t is None else t
+        if t > 0 and e.key not in ("", "cudaDeviceSynchronize"):
+            out[e.key] = out.get(e.key, 0.0) + t / reps
+    return out
+
+
+def split_gemm(times):
+    """(the GEMM kernel's microseconds: the call's longest kernel, the others' together) of call_kernels' dict."""
+    gemm = max(times.values(), default=0.0)
+    return gemm, sum(times.values()) - gemm
+
+
 def gemm_tflops(module, precision, model, x, g, reps):
-    """Each of the module's three GEMM kernels timed alone through its extension (no autograd around it)."""
+    """Each of the module's three GEMM calls through its extension (no autograd around it), profiled: ({call:
+    TFLOP/s of its GEMM kernel alone}, {call: microseconds of its other kernels, the operands' planes or splits})."""
     k = module._kernels(x.device)
     stream = torch.cuda.current_stream().cuda_stream
     batch, hidden, inp = x.shape[0], model.fc.weight.shape[0], x.shape[1]
@@ -142,7 +180,11 @@ def gemm_tflops(module, precision, model, x, g, reps):
         "grad_weight": lambda: k.grad_weight(g, none, x, dw, stream),
     }
     flop = 2 * batch * hidden * inp
-    return {name: round(flop / time_ms(fn, reps) / 1e9, 1) for name, fn in calls.items()}
+    tflops, operand_us = {}, {}
+    for name, fn in calls.items():
+        gemm_us, other_us = split_gemm(call_kernels(fn, reps))
+        tflops[name], operand_us[name] = round(flop / gemm_us / 1e6, 1), round(other_us, 1)
+    return tflops, operand_us
 
 
 if __name__ == "__main__":
