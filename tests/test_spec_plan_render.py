@@ -203,7 +203,8 @@ def test_hopper_plans_run_wgmma_beside_an_mma_sync_fallback(precision):
     for dtype in ("bfloat16", "float32"):
         spec = _spec_for_width(16, 2, precision=precision) if dtype == "float32" else \
             fusegen.Spec(1024, 1024, 64, dtype=dtype)
-        tall = fusegen.plan(spec, tile=fusegen.WgmmaTile(block_m=256, block_n=128, stages=2))
+        tall = fusegen.plan(spec, tile=fusegen.WgmmaTile(block_m=256, block_n=128, stages=2),
+                            scaled_planes=False)  # (3xfp16 holds at most 128 rows: below)
         assert (tall.tile.block_m, tall.mma_tile.block_m, tall.simt_tile.block_m, tall.narrow_tile.block_m) == \
             (256, 128, 128, 32), dtype
         assert tall.mma_tile.block_n == tall.simt_tile.block_n == 128
@@ -221,6 +222,13 @@ def test_hopper_plans_run_wgmma_beside_an_mma_sync_fallback(precision):
 def test_wgmma_tile_rejects_unsupported_shapes(kwargs):
     with pytest.raises(ValueError):
         fusegen.WgmmaTile(**kwargs)
+
+
+def test_3xfp16_refuses_tiles_taller_than_its_registers():
+    spec = _spec_for_width(16, precision="3xtf32")
+    with pytest.raises(ValueError, match="at most 128 rows"):
+        fusegen.plan(spec, tile=fusegen.WgmmaTile(block_m=256, block_n=128, stages=2))
+    assert fusegen.plan(spec, tile=fusegen.WgmmaTile(block_m=256, block_n=128, stages=2), scaled_planes=False).wgmma
 
 
 def test_wgmma_tile_over_shared_memory_is_refused_by_the_planner():

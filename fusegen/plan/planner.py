@@ -508,6 +508,9 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     planes = 2 if scaled and spec.precision == TF32X3 else 1 if scaled else 0  # (Plan.pieces)
     split = spec.precision != TF32 and not half  # (the 3xTF32 wgmma engine stages two planes of its operand)
     need = tile.plane_smem_bytes(planes) if planes else tile.smem_bytes(split) if isinstance(tile, WgmmaTile) else 0
+    if planes == 2 and tile.block_m > 128:
+        raise ValueError(f"tile {tile.name}: the 3xfp16 engine holds its accumulators and their fp32 totals in "
+                         f"registers, {tile.block_m // 2} of each a thread at {tile.block_m} rows: at most 128 rows")
     if isinstance(tile, WgmmaTile) and need > tile.SMEM_LIMIT:
         raise ValueError(f"tile {tile.name} needs {need} bytes of shared memory "
                          f"in {spec.precision}, over the {tile.SMEM_LIMIT} a block can have: fewer stages")
