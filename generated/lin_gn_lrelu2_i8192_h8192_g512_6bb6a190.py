@@ -431,6 +431,8 @@ __device__ __forceinline__ float gn_beta(const elem_t* beta, int col) { return G
 // rstd = 1 / sqrt(var + eps) with var the biased variance, as GroupNorm defines it. rsqrt (1 ulp in double) and a
 // multiply by the constant 1 / count (exact for a power of two): a short dependent chain where a division and a
 // square root were two long ones, in every row's statistics of the epilogues.
+// A pointer 16-byte vector accesses may take (host side: the launchers pick their kernels' forms by it).
+inline bool aligned16(const void* p) { return reinterpret_cast<size_t>(p) % 16 == 0; }
 __device__ __forceinline__ double gn_rstd(double m2, int count, float eps) { return rsqrt(m2 * (1.0 / count) + eps); }
 __device__ __forceinline__ float gn_rstd(float m2, int count, float eps) { return rsqrtf(m2 * (1.f / count) + eps); }
 }  // namespace fg
@@ -1823,7 +1825,6 @@ static Plane carve(float** at, int rows, int cols, int scales) {
   *at += plane_floats(rows, cols, scales);
   return q;
 }
-static bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 // A kernel by (vec, safe). With one plane SAFE means nothing: its kernels are the others (none more built).
 constexpr bool SAFE_SPLIT = MATRIX_PLANES == 2;
 template <class K>
