@@ -11,7 +11,6 @@ import pathlib
 import re
 import shutil
 import subprocess
-import sys
 import sysconfig
 
 import pytest
