@@ -49,6 +49,12 @@ SCALED_PLANE = FLOAT16
 # fragments), three stages of four 16 KB plane tiles.
 THREE_FP16 = True
 THREE_FP16_TILE = WgmmaTile(block_m=128, block_n=128, stages=3)
+
+
+def _plane_count(precision: str, scaled: bool) -> int:
+    """Planes an operand of a scaled plan: 2 for 3xtf32's accuracy (hi and lo, three products: lo x hi, hi x lo,
+    hi x hi), 1 for tf32; 0 where the plan is not scaled."""
+    return 0 if not scaled else 2 if precision == TF32X3 else 1
 GEMV_ROWS = 4  # forward GEMMs of at most this many rows run on the few-rows FFMA engine (tensor-core plans)
 EXACT_DX_MAX_INPUT = 8  # see Plan.exact_dx_max_input
 EXACT_MAX_TILE_MACS = 1 << 23  # see Plan.exact_max_tile_macs
@@ -138,9 +144,8 @@ class Plan:
 
     @property
     def pieces(self) -> int:
-        """Planes an operand of a scaled plan: 2 for 3xtf32's accuracy (hi and lo, three products: lo x hi,
-        hi x lo, hi x hi), 1 for tf32 (0: not scaled)."""
-        return 0 if self.plane is None else 2 if self.precision == TF32X3 else 1
+        """Planes an operand of a scaled plan (_plane_count)."""
+        return _plane_count(self.precision, self.scaled)
 
     @property
     def converts(self) -> bool:
@@ -505,7 +510,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     timed_on = tuned_mainloop(spec, gpu, batch) if tuned_for else ""
     if tuned_for and isinstance(tile, WgmmaTile) and timed_on != mainloop and (timed_on or plane is not None):
         tile, tuned_for = wgmma_tile, ""
-    planes = 2 if scaled and spec.precision == TF32X3 else 1 if scaled else 0  # (Plan.pieces)
+    planes = _plane_count(spec.precision, scaled)  # (Plan.pieces)
     split = spec.precision != TF32 and not half  # (the 3xTF32 wgmma engine stages two planes of its operand)
     need = tile.plane_smem_bytes(planes) if planes else tile.smem_bytes(split) if isinstance(tile, WgmmaTile) else 0
     if planes == 2 and tile.block_m > 128:
