@@ -39,13 +39,18 @@ MUTATIONS = (
              "templates/ops/stage_hardtanh.cuh.j2", "? g : 0.f;",
              '? {% if plan.mainloop == "mma_tf32" %}-{% endif %}g : 0.f;',
              ("tests/test_gpu_chains.py", "-k", "sm80 and (hardtanh or headline_variants)")),
-    Mutation("grad_w_element", "one grad_weight element scaled by 1.1 (wgmma engine, tile (0, 0))",
+    Mutation("grad_w_element", "one grad_weight element scaled by 1.1 (the scaled wgmma engine's dW launch)",
              "templates/launchers.cuh.j2",
-             "return launch_wgmma<false>(wgmma_store_kernel<true>, sc.split, s, hi, lo, N, M, ld, x, M, K, sx0, dw, N, K, M,\n"
-             "                               sk);",
-             "const char* e = launch_wgmma<false>(wgmma_store_kernel<true>, sc.split, s, hi, lo, N, M, ld, x, M, K, sx0, "
-             "dw, N, K, M, sk); scale_one<<<1, 1, 0, s>>>(dw + 5 * K + 7); return e;",
-             ("tests/test_gpu_chains.py", "-k", "sm90 and (relu_scale_tanh or hardtanh_wide)")),
+             "    if constexpr (Wgmma::PERSISTENT) {\n      if (sc.split == 1)\n"
+             "        return launch_wgmma<false, false, true>(wgmma_store_persistent_kernel<Wgmma, false>, 1, s, dp.p,"
+             " nullptr, N,\n                                                M, dp.ld, xp.p, M, K, xp.ld, dp.scale, dw, N,"
+             " K, M);\n    }\n    return launch_wgmma<false, false>(wgmma_store_kernel<false>, sc.split, s, dp.p, nullptr,"
+             " N, M, dp.ld, xp.p, M, K,\n                                      xp.ld, dp.scale, dw, N, K, M, sk);",
+             "    const char* e = sc.split == 1 ? launch_wgmma<false, false, true>(wgmma_store_persistent_kernel<Wgmma, "
+             "false>, 1, s, dp.p, nullptr, N, M, dp.ld, xp.p, M, K, xp.ld, dp.scale, dw, N, K, M) : "
+             "launch_wgmma<false, false>(wgmma_store_kernel<false>, sc.split, s, dp.p, nullptr, N, M, dp.ld, xp.p, M, "
+             "K, xp.ld, dp.scale, dw, N, K, M, sk);\n    scale_one<<<1, 1, 0, s>>>(dw + 5 * K + 7);\n    return e;",
+             ("tests/test_gpu_scaled_planes.py", "-k", "extreme and 3xtf32")),
     Mutation("unwritten_tile", "one forward output tile left unwritten (wgmma engine, block (1, 0))",
              "templates/launchers.cuh.j2",
              "  const Wgmma::Ring q = Wgmma::ring(smem);\n  if (threadIdx.x >= Wgmma::EPI_THREADS) {\n"
@@ -139,9 +144,12 @@ MUTATIONS += (
               "(extreme and 3xtf32) or (random_shapes and 3xtf32-sm90)")),
     Mutation("w_split_nearest", "the weight's 3xfp16 planes split to nearest, not SAFE (an Inf of x meets lo "
              "and hi of opposite signs)", "templates/launchers.cuh.j2",
-             "&buffer, &wp, static_cast<cudaStream_t>(stream), true);",
-             "&buffer, &wp, static_cast<cudaStream_t>(stream), false);",
+             "&buffer, &wp, s, true, changed);", "&buffer, &wp, s, false, changed);",
              ("tests/test_gpu_scaled_planes.py", "-k", "extreme and 3xtf32")),
+    Mutation("fingerprint_blind", "the weight's fingerprint never reports a change (a write through .data keeps "
+             "the stale planes)", "templates/engines/operand_scale.cuh.j2",
+             "if (was != now[k]) differs = 1, was = now[k];", "if (was != now[k]) was = now[k];",
+             ("tests/test_gpu_scaled_planes.py", "-k", "follows")),
 )
 # the grad_weight mutant's helper kernel (a mutant may add code; it must not change the others)
 EXTRA = {"grad_w_element": ("templates/launchers.cuh.j2", "static const char* last_error() {",

@@ -36,7 +36,8 @@ column sums (per chunk of rows, added in a fixed order by a small kernel), and t
   sit in a few lanes: adds and shuffles), output written once.
 - Memory: the weight's fp16 planes, two planes (hi and lo) of 8192 x 8192 fp16 values and 8192 scales (256.1
   MiB at these sizes, as much as the weight), is made once per version of the weight (an optimizer step,
-  load_state_dict or an in-place write makes a new one; after a write through `.data`, call the module's
+  load_state_dict or an in-place write makes a new one; so does a write through `.data` that changes one of
+  the 8192 elements each call compares on the GPU; after a smaller one, call the module's
   clear_weight_planes()) and kept on the GPU beside it, for up to 8 weights a build; x's and dz's planes are
   made per call in scratch.
 - Sizes: input and hidden compiled in; any batch. Backward reads z (the GEMM output, kept in training) and the
@@ -221,9 +222,10 @@ def _kernels(device):
 
 
 def clear_weight_planes():
-    """Drops the fp16 planes of the weights that the kernels keep (each made once per version of its weight): call
-    it after writing a weight through `.data`, which bypasses the version counter they are keyed by (an optimizer
-    step, load_state_dict and in-place writes do not need it). Returns how many there were."""
+    """Drops the fp16 planes of the weights that the kernels keep (each made once per version of its weight). A
+    write through `.data` bypasses the version counter they are keyed by; each call's fingerprint of the weight (8192
+    sampled elements, compared on the GPU) catches one that changes any of them, as copy_, mul_ or normal_ of the
+    whole weight do. Call this after a `.data` write to a few elements. Returns how many there were."""
     return _KERNELS[0].clear_weight_planes() if _KERNELS else 0
 
 
@@ -1670,11 +1672,13 @@ __device__ __forceinline__ int block_max(int e, int* shared) {
 
 // One block a row: the row's largest exponent, then its plane row (read twice: the second time from L2).
 // VEC: 4 values a thread a step (16-byte loads, 8-byte stores).
+// only_if: nullptr, or a flag: 0 leaves the plane as it is (a kept weight's, unchanged: weight_fingerprint_kernel).
 template <bool VEC, bool SAFE>
 __global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __restrict__ X, long long s0, long long s1,
                                                                  int cols, const float* __restrict__ fold,
                                                                  plane_t* __restrict__ plane, int ld, long long piece,
-                                                                 float* __restrict__ scale) {
+                                                                 float* __restrict__ scale, const int* only_if) {
+  if (only_if && *only_if == 0) return;
   constexpr int V = VEC ? 4 : 1;
   __shared__ int warp_max[ROW_THREADS / 32];
   const long long r = blockIdx.x;
@@ -1702,6 +1706,34 @@ __global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __
     for (int k = 0; k < V; ++k) d[k] -= se;
     store_run<V, SAFE>(plane + r * ld + c, piece, v, d);
   }
+}
+
+// A kept weight's planes follow its version counter (the binding), but a write through `.data` bypasses it. So each
+// call also compares FINGERPRINT of the weight's elements, one at a pseudo-random place in each of as many equal
+// runs of its flat index, bit for bit with the copy kept at the last call (`kept`), keeps the new ones and sets
+// *changed (force: always). One block of FINGERPRINT_THREADS, each thread's loads issued together: a few us.
+constexpr int FINGERPRINT_THREADS = 1024, FINGERPRINT_EACH = 8, FINGERPRINT = FINGERPRINT_THREADS * FINGERPRINT_EACH;
+__global__ void __launch_bounds__(FINGERPRINT_THREADS) weight_fingerprint_kernel(const float* __restrict__ X,
+                                                                                 long long s0, long long s1, int rows,
+                                                                                 int cols, unsigned* kept,
+                                                                                 int* changed, int force) {
+  const long long n = (long long)rows * cols;
+  unsigned now[FINGERPRINT_EACH];
+#pragma unroll
+  for (int k = 0; k < FINGERPRINT_EACH; ++k) {
+    const long long i = threadIdx.x + (long long)k * FINGERPRINT_THREADS, lo = n * i / FINGERPRINT,
+                    run = n * (i + 1) / FINGERPRINT - lo;
+    const long long f = lo + (run > 0 ? (long long)((unsigned)(i * 2654435761u) % (unsigned long long)run) : 0);
+    now[k] = run > 0 ? __float_as_uint(__ldg(X + (f / cols) * s0 + (f % cols) * s1)) : 0u;
+  }
+  int differs = force;
+#pragma unroll
+  for (int k = 0; k < FINGERPRINT_EACH; ++k) {
+    unsigned& was = kept[threadIdx.x + k * FINGERPRINT_THREADS];
+    if (was != now[k]) differs = 1, was = now[k];
+  }
+  differs = __syncthreads_or(differs);
+  if (threadIdx.x == 0) *changed = differs;
 }
 
 // Columns of X (rows x cols, columns contiguous, row stride s0): blocks of COL_CHUNK rows x 32 V columns (a warp a
@@ -1833,12 +1865,13 @@ static K pick(bool vec, bool safe, K vec_near, K near, K vec_safe, K safe_k) {
 }
 // X(r, c) = X[r*s0 + c*s1] (rows x cols) as planes with a scale per row (safe: split_value's SAFE).
 static const char* scale_rows(const float* X, long long s0, long long s1, int rows, int cols, const float* fold,
-                              float** at, Plane* q, cudaStream_t s, bool safe = false) {
+                              float** at, Plane* q, cudaStream_t s, bool safe = false, const int* only_if = nullptr) {
   *q = carve(at, rows, cols, rows);
   const bool vec = s1 == 1 && cols % 4 == 0 && s0 % 4 == 0 && aligned16(X) && (!fold || aligned16(fold));
   const auto kernel = pick(vec, safe, scale_rows_kernel<true, false>, scale_rows_kernel<false, false>,
                            scale_rows_kernel<true, SAFE_SPLIT>, scale_rows_kernel<false, SAFE_SPLIT>);
-  if (rows > 0) kernel<<<(unsigned)rows, ROW_THREADS, 0, s>>>(X, s0, s1, cols, fold, q->p, q->ld, q->piece, q->scale);
+  if (rows > 0) kernel<<<(unsigned)rows, ROW_THREADS, 0, s>>>(X, s0, s1, cols, fold, q->p, q->ld, q->piece, q->scale,
+                                                            only_if);
   return cudaGetLastError() == cudaSuccess ? nullptr : "scale_rows launch failed";
 }
 // X (rows x cols, columns contiguous, row stride s0) as planes of the same layout with a scale per column.
@@ -2470,10 +2503,12 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
                     const float* scalars, out_t* out, z_t* z, double* mean, double* rstd, double* partials,
                     float* scratch, float* w_made, int M, int N, int K, float eps, void* stream);
 // The weight's scaled plane (W (N, K) as fp16 rows, each with its power-of-two scale: operand_scale.cuh) into a
-// buffer of weight_plane_floats(N, K) floats, made once per version of the weight by the binding; forward and
-// grad_input read it (w_made; nullptr: they make it in scratch).
+// buffer of weight_plane_floats(N, K) floats, kept by the binding per version of the weight; forward and grad_input
+// read it (w_made; nullptr: they make it in scratch). Each call remakes it only where `force` (a new version) or the
+// weight's fingerprint changed (a write through `.data`), decided on the GPU.
 long long weight_plane_floats(int N, int K);
-const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, void* stream);
+const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, bool force,
+                         void* stream);
 // Doubles of scratch backward_epilogue needs (its gsums argument): the GroupNorm backward's per-chunk column sums.
 long long gn_backward_partial_doubles(int M, int N);
 // dchan: NCHAN gradient outputs; gsums: (M, G) double2 scratch when pre-GroupNorm stages have parameters (the one-pass
@@ -2888,10 +2923,17 @@ static Operand operand(const elem_t* X, long long s0, long long s1, int, int, op
   *err = nullptr;
   return Operand{X, s0, s1};
 }
-long long weight_plane_floats(int N, int K) { return plane_floats(N, K, N); }
-const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, void* stream) {
+// A kept weight's buffer: its planes, then its fingerprint (weight_fingerprint_kernel) and the flag it sets.
+long long weight_plane_floats(int N, int K) { return plane_floats(N, K, N) + FINGERPRINT + 1; }
+const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, bool force,
+                         void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  unsigned* kept = reinterpret_cast<unsigned*>(buffer + plane_floats(N, K, N));
+  int* changed = reinterpret_cast<int*>(kept + FINGERPRINT);
+  weight_fingerprint_kernel<<<1, FINGERPRINT_THREADS, 0, s>>>(w, sw0, sw1, N, K, kept, changed, force ? 1 : 0);
+  if (cudaGetLastError() != cudaSuccess) return "weight_fingerprint launch failed";
   Plane wp;
-  return scale_rows(w, sw0, sw1, N, K, nullptr, &buffer, &wp, static_cast<cudaStream_t>(stream), true);
+  return scale_rows(w, sw0, sw1, N, K, nullptr, &buffer, &wp, s, true, changed);
 }
 // W's plane: the binding's (made once per version: `made`), or made here in scratch (advancing *at). W's planes and
 // dz's column planes are split SAFE (operand_scale: an Inf of x meets them).
@@ -3194,10 +3236,12 @@ const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t*
                     const float* scalars, out_t* out, z_t* z, double* mean, double* rstd, double* partials,
                     float* scratch, float* w_made, int M, int N, int K, float eps, void* stream);
 // The weight's scaled plane (W (N, K) as fp16 rows, each with its power-of-two scale: operand_scale.cuh) into a
-// buffer of weight_plane_floats(N, K) floats, made once per version of the weight by the binding; forward and
-// grad_input read it (w_made; nullptr: they make it in scratch).
+// buffer of weight_plane_floats(N, K) floats, kept by the binding per version of the weight; forward and grad_input
+// read it (w_made; nullptr: they make it in scratch). Each call remakes it only where `force` (a new version) or the
+// weight's fingerprint changed (a write through `.data`), decided on the GPU.
 long long weight_plane_floats(int N, int K);
-const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, void* stream);
+const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, bool force,
+                         void* stream);
 // Doubles of scratch backward_epilogue needs (its gsums argument): the GroupNorm backward's per-chunk column sums.
 long long gn_backward_partial_doubles(int M, int N);
 // dchan: NCHAN gradient outputs; gsums: (M, G) double2 scratch when pre-GroupNorm stages have parameters (the one-pass
@@ -3291,12 +3335,14 @@ fg::elem_t* channel_or_null(torch::Tensor& t, const char* name, int64_t N) {
   return elem(t);
 }
 
-// The weight's scaled fp16 plane (fg::scale_weight), made once per version of the weight and kept: an entry is
-// the weight's storage (a weak reference: one freed and another allocated at its address misses; a view or a
-// detached alias of the weight shares it), its data pointer, version counter (shared with views and aliases too:
-// an optimizer step, load_state_dict or any in-place write of the parameter bumps it), shape, strides, device and
-// the stream the plane was made on (another stream makes its own). A newer version replaces the entry. A write
-// through `.data` bypasses the version counter (as it does autograd's own checks): clear_weight_planes() after one.
+// The weight's scaled fp16 plane (fg::scale_weight), kept per weight: an entry is the weight's storage (a weak
+// reference: one freed and another allocated at its address misses; a view or a detached alias of the weight shares
+// it), its data pointer, version counter (shared with views and aliases too: an optimizer step, load_state_dict or
+// any in-place write of the parameter bumps it), shape, strides, device and the stream the plane was made on
+// (another stream makes its own). A newer version replaces the entry. A write through `.data` bypasses the version
+// counter (as it does autograd's own checks): each call's fingerprint of the weight, compared on the GPU, remakes
+// the plane when one of its sampled elements changed (operand_scale: weight_fingerprint_kernel); a write that
+// changes none of them needs clear_weight_planes().
 struct WeightPlane {
   c10::weak_intrusive_ptr<c10::StorageImpl> owner;
   const void* data;
@@ -3315,17 +3361,20 @@ std::vector<WeightPlane>& weight_planes() {
 torch::Tensor weight_plane(const torch::Tensor& w, int64_t stream) {
   std::lock_guard<std::mutex> hold(weight_planes_lock);
   auto& entries = weight_planes();
+  const int N = to_int(w.size(0), "hidden"), K = to_int(w.size(1), "input");
+  const auto refresh = [&](const torch::Tensor& plane, bool force) {  // (a launch or two; remakes on the GPU's word)
+    check_status(fg::scale_weight(elem(const_cast<torch::Tensor&>(w)), w.stride(0), w.stride(1), N, K,
+                                  plane.data_ptr<float>(), force, as_stream(stream)),
+                 "scale_weight");
+    return plane;
+  };
   const c10::StorageImpl* impl = w.storage().unsafeGetStorageImpl();
   const auto same_owner = [impl](const WeightPlane& e) { return !e.owner.expired() && e.owner.lock().get() == impl; };
   for (const WeightPlane& e : entries)
     if (same_owner(e) && e.data == w.data_ptr() && e.version == w._version() && e.sizes == w.sizes().vec() &&
         e.strides == w.strides().vec() && e.device == w.device() && e.stream == stream)
-      return e.plane;  // (the same storage, offset and version: the same values)
-  const int N = to_int(w.size(0), "hidden"), K = to_int(w.size(1), "input");
-  torch::Tensor plane = torch::empty({fg::weight_plane_floats(N, K)}, w.options().dtype(torch::kFloat));
-  check_status(fg::scale_weight(elem(const_cast<torch::Tensor&>(w)), w.stride(0), w.stride(1), N, K,
-                                plane.data_ptr<float>(), as_stream(stream)),
-               "scale_weight");
+      return refresh(e.plane, false);  // (the same storage, offset and version: the same values but for `.data`)
+  torch::Tensor plane = refresh(torch::empty({fg::weight_plane_floats(N, K)}, w.options().dtype(torch::kFloat)), true);
   entries.erase(std::remove_if(entries.begin(), entries.end(),
                                [&](const WeightPlane& e) {  // (an older version of this weight, or freed)
                                  return e.owner.expired() || (same_owner(e) && e.data == w.data_ptr() &&
@@ -3339,7 +3388,7 @@ torch::Tensor weight_plane(const torch::Tensor& w, int64_t stream) {
 }
 }  // namespace
 
-// Drops every kept weight plane (after writing a weight through `.data`); returns how many there were.
+// Drops every kept weight plane (after a write through `.data` the fingerprint misses); returns how many there were.
 int64_t clear_weight_planes() {
   std::lock_guard<std::mutex> hold(weight_planes_lock);
   const int64_t n = (int64_t)weight_planes().size();
@@ -3527,7 +3576,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("grad_input", &grad_input, "dx = dz W");
   m.def("grad_weight", &grad_weight, "dW = dz^T x");
   m.def("clear_weight_planes", &clear_weight_planes, "drops the kept fp16 planes of the weights (after a write "
-        "through .data); returns how many there were");
+        "through .data their fingerprint misses); returns how many there were");
   m.def("schedule", &schedule, "(engine, split-K slices, slice) a GEMM of rows x cols over reduce runs with");
 }
 '''

@@ -114,8 +114,9 @@ def test_extreme_rows_match_the_reference(linear, M):
 
 def test_the_weight_plane_follows_every_update(linear):
     """The weight's fp16 plane is made once per version and kept (binding: weight_plane): after an optimizer step,
-    load_state_dict and an in-place write the module's output is what a fresh plane gives, bit for bit (a stale
-    plane would differ); a write through .data needs clear_weight_planes(), which bypassing the version asks for."""
+    load_state_dict, an in-place write and whole-weight writes through .data (which bypass the version counter:
+    the GPU's fingerprint of the weight catches them) the module's output is what a fresh plane gives, bit for bit
+    (a stale plane would differ)."""
     ns, linear, _ = linear
     torch.manual_seed(0)
     ours = linear.ModelNew(K, N).cuda()
@@ -135,6 +136,9 @@ def test_the_weight_plane_follows_every_update(linear):
                                    torch.optim.SGD(ours.parameters(), lr=10.0).step()),
         "load_state_dict": lambda: ours.load_state_dict(ns.Model(K, N).state_dict()),
         "in-place write": lambda: torch.no_grad()(ours.fc.weight.mul_)(1.5),
+        ".data.copy_": lambda: ours.fc.weight.data.copy_(ns.Model(K, N).fc.weight.data),
+        ".data.mul_": lambda: ours.fc.weight.data.mul_(0.5),
+        ".data.normal_": lambda: ours.fc.weight.data.normal_(0, 0.02),
     }
     for name, update in updates.items():
         with torch.no_grad():
@@ -144,5 +148,7 @@ def test_the_weight_plane_follows_every_update(linear):
             after = ours(x)
         assert not torch.equal(before, after), name
         assert torch.equal(after, fresh()), name
-    ours.fc.weight.data.mul_(0.5)
+    version = ours.fc.weight._version
+    ours.fc.weight.data[3, 5] += 1.0  # (one element: the version stays, the fingerprint likely misses it)
+    assert ours.fc.weight._version == version
     assert torch.equal(fresh(), fresh())

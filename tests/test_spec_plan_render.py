@@ -858,7 +858,7 @@ def test_3xtf32_on_hopper_reads_two_scaled_fp16_planes():
     # the weight's and dz's column planes split SAFE (an Inf of x meets them), x's and dz's rows to nearest; the
     # planes as 3-D tensor maps; the small products before hi x hi
     assert "MATRIX_PLANES = 2" in source and "static constexpr int PLANES = 2" in source
-    assert "scale_rows(w, sw0, sw1, N, K, nullptr, &buffer, &wp, static_cast<cudaStream_t>(stream), true)" in source
+    assert "scale_rows(w, sw0, sw1, N, K, nullptr, &buffer, &wp, s, true, changed)" in source
     assert "scale_cols(dz, N, M, N, xp.scale, &at, &dp, s, true)" in source
     assert "cp.async.bulk.tensor.3d" in source and "split_value<SAFE>" in source
     assert p.module_name != old.module_name and p.kernel_uri != old.kernel_uri

@@ -37,10 +37,10 @@ PRECISION_WORDS = {
            "output lands within allclose of eager float16's.",
 }
 def _weight_plane_words(plan) -> str:
-    """The scaled weight planes' size in words (operand_scale's plane_floats: fp16 rows padded to 8 elements, a
-    float scale a row, padded to 256)."""
+    """The scaled weight planes' size in words (launchers' weight_plane_floats: fp16 rows padded to 8 elements, a
+    float scale a row, padded to 256; the fingerprint's 8192 words and its flag)."""
     n, k, pieces = plan.spec.hidden_size, plan.spec.input_size, plan.pieces
-    size = pieces * n * (-(-k // 8) * 8) * 2 + 2 * 4 * (-(-n // 256) * 256)
+    size = pieces * n * (-(-k // 8) * 8) * 2 + 2 * 4 * (-(-n // 256) * 256) + 4 * (8192 + 1)
     planes = "two planes (hi and lo) of " if pieces == 2 else ""
     share = "as much as the weight" if pieces == 2 else "half the weight's"
     return f"{planes}{n} x {k} fp16 values and {n} scales ({size / 2 ** 20:.1f} MiB at these sizes, {share})"
@@ -210,8 +210,9 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
             "value; backward gives each z column its windows' gradients over their divisors") +
            ", and the bias's gradient sums dz at the Linear's width."] if plan.row_pool else []),
         *([f"- Memory: the weight's fp16 plane{'s' if plan.pieces == 2 else ''}, {_weight_plane_words(plan)}, is made once per version of the weight "
-           "(an optimizer step, load_state_dict or an in-place write makes a new one; after a write through "
-           "`.data`, call the module's clear_weight_planes()) and kept on the GPU beside it, for up to 8 weights a "
+           "(an optimizer step, load_state_dict or an in-place write makes a new one; so does a write through "
+           "`.data` that changes one of the 8192 elements each call compares on the GPU; after a smaller one, call "
+           "the module's clear_weight_planes()) and kept on the GPU beside it, for up to 8 weights a "
            "build; x's and dz's planes are made per call in scratch."] if plan.scaled else []),
         "- Sizes: input and hidden " + ("compiled in" if plan.fixed_sizes else "passed at run time") +
         "; any batch. Backward reads z (the GEMM output, kept in training)" +
