@@ -99,7 +99,8 @@ def main():
                      "out_rel_err_vs_fp64": float(f"{err:.3g}")})
         if name in kernels:
             m, precision = kernels[name]
-            rows[-1]["gemm_tflops"], rows[-1]["operand_us"] = gemm_tflops(m, precision, model, x, g, args.reps)
+            rows[-1]["gemm_tflops"], rows[-1]["operand_us"], rows[-1]["kernel_us"] = gemm_tflops(
+                m, precision, model, x, g, args.reps)
             rows[-1]["engine"], rows[-1]["ceiling_tflops"] = m.MAINLOOP, ceiling(precision, m.MAINLOOP)
         print(f"{name:>18}: forward {f_ms:.3f} ms, forward+backward {fb_ms:.3f} ms, rel. err {err:.2g}"
               + (f", GEMM TFLOP/s {rows[-1]['gemm_tflops']}" if name in kernels else ""), flush=True)
@@ -162,7 +163,8 @@ def split_gemm(times):
 
 def gemm_tflops(module, precision, model, x, g, reps):
     """Each of the module's three GEMM calls through its extension (no autograd around it), profiled: ({call:
-    TFLOP/s of its GEMM kernel alone}, {call: microseconds of its other kernels, the operands' planes or splits})."""
+    TFLOP/s of its GEMM kernel alone}, {call: microseconds of its other kernels, the operands' planes or splits},
+    {call: {kernel: microseconds}})."""
     k = module._kernels(x.device)
     stream = torch.cuda.current_stream().cuda_stream
     batch, hidden, inp = x.shape[0], model.fc.weight.shape[0], x.shape[1]
@@ -180,11 +182,13 @@ def gemm_tflops(module, precision, model, x, g, reps):
         "grad_weight": lambda: k.grad_weight(g, none, x, dw, stream),
     }
     flop = 2 * batch * hidden * inp
-    tflops, operand_us = {}, {}
+    tflops, operand_us, kernel_us = {}, {}, {}
     for name, fn in calls.items():
-        gemm_us, other_us = split_gemm(call_kernels(fn, reps))
+        times = call_kernels(fn, reps)
+        gemm_us, other_us = split_gemm(times)
         tflops[name], operand_us[name] = round(flop / gemm_us / 1e6, 1), round(other_us, 1)
-    return tflops, operand_us
+        kernel_us[name] = {kernel[:120]: round(us, 2) for kernel, us in sorted(times.items(), key=lambda kv: -kv[1])}
+    return tflops, operand_us, kernel_us
 
 
 if __name__ == "__main__":

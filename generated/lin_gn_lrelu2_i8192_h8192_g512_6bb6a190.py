@@ -435,6 +435,15 @@ __device__ __forceinline__ float gn_beta(const elem_t* beta, int col) { return G
 // square root were two long ones, in every row's statistics of the epilogues.
 // A pointer 16-byte vector accesses may take (host side: the launchers pick their kernels' forms by it).
 inline bool aligned16(const void* p) { return reinterpret_cast<size_t>(p) % 16 == 0; }
+// The current device's SMs (host side: grids of persistent and grid-stride kernels).
+static int sm_count() {
+  static int count[64] = {};
+  int d = 0;
+  cudaGetDevice(&d);
+  if (d < 0 || d >= 64) return 132;
+  if (!count[d]) cudaDeviceGetAttribute(&count[d], cudaDevAttrMultiProcessorCount, d);
+  return count[d] > 0 ? count[d] : 132;
+}
 __device__ __forceinline__ double gn_rstd(double m2, int count, float eps) { return rsqrt(m2 * (1.0 / count) + eps); }
 __device__ __forceinline__ float gn_rstd(float m2, int count, float eps) { return rsqrtf(m2 * (1.f / count) + eps); }
 }  // namespace fg
@@ -1670,18 +1679,52 @@ __device__ __forceinline__ int block_max(int e, int* shared) {
   return e;
 }
 
-// One block a row: the row's largest exponent, then its plane row (read twice: the second time from L2).
-// VEC: 4 values a thread a step (16-byte loads, 8-byte stores).
-// only_if: nullptr, or a flag: 0 leaves the plane as it is (a kept weight's, unchanged: weight_fingerprint_kernel).
+// A kept weight's planes follow its version counter (the binding), but a write through `.data` bypasses it. So each
+// call also compares FINGERPRINT of the weight's elements, one at a pseudo-random place in each of as many equal
+// runs of its flat index, bit for bit with the copy kept at the last call (`kept`), keeps the new ones and sets its
+// block's flag in `changed` (force: always): a few blocks, each thread's loads issued together.
+constexpr int FINGERPRINT_BLOCKS = 8, FINGERPRINT_EACH = 4;
+constexpr int FINGERPRINT = FINGERPRINT_BLOCKS * ROW_THREADS * FINGERPRINT_EACH;
+__global__ void __launch_bounds__(ROW_THREADS) weight_fingerprint_kernel(const float* __restrict__ X, long long s0,
+                                                                         long long s1, int rows, int cols,
+                                                                         unsigned* kept, int* changed, int force) {
+  const long long n = (long long)rows * cols;
+  const int first = (blockIdx.x * ROW_THREADS + threadIdx.x) * FINGERPRINT_EACH;
+  unsigned now[FINGERPRINT_EACH];
+#pragma unroll
+  for (int k = 0; k < FINGERPRINT_EACH; ++k) {
+    const long long i = first + k, lo = n * i / FINGERPRINT, run = n * (i + 1) / FINGERPRINT - lo;
+    const long long f = lo + (run > 0 ? (long long)((unsigned)(i * 2654435761u) % (unsigned long long)run) : 0);
+    now[k] = run > 0 ? __float_as_uint(__ldg(X + (f / cols) * s0 + (f % cols) * s1)) : 0u;
+  }
+  int differs = force;
+#pragma unroll
+  for (int k = 0; k < FINGERPRINT_EACH; ++k)
+    if (kept[first + k] != now[k]) differs = 1, kept[first + k] = now[k];
+  differs = __syncthreads_or(differs);
+  if (threadIdx.x == 0) changed[blockIdx.x] = differs;
+}
+__device__ __forceinline__ bool any_changed(const int* changed) {
+  int any = 0;
+#pragma unroll
+  for (int b = 0; b < FINGERPRINT_BLOCKS; ++b) any |= changed[b];
+  return any != 0;
+}
+
+// Blocks of rows, a row at a time: the row's largest exponent, then its plane row (read twice: the second time
+// from L2). VEC: 4 values a thread a step (16-byte loads, 8-byte stores). changed: nullptr, or the weight's
+// fingerprint flags: none set leaves the plane as it is (a kept weight's, unchanged), and the launch is a few
+// blocks a SM rather than a block a row, so that such a call costs little.
 template <bool VEC, bool SAFE>
 __global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __restrict__ X, long long s0, long long s1,
                                                                  int cols, const float* __restrict__ fold,
                                                                  plane_t* __restrict__ plane, int ld, long long piece,
-                                                                 float* __restrict__ scale, const int* only_if) {
-  if (only_if && *only_if == 0) return;
+                                                                 float* __restrict__ scale, int rows,
+                                                                 const int* changed) {
+  if (changed && !any_changed(changed)) return;
   constexpr int V = VEC ? 4 : 1;
   __shared__ int warp_max[ROW_THREADS / 32];
-  const long long r = blockIdx.x;
+  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
   const float* row = X + r * s0;
   int e = NO_EXP;
   for (int c = threadIdx.x * V; c < cols; c += ROW_THREADS * V) {
@@ -1706,34 +1749,8 @@ __global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __
     for (int k = 0; k < V; ++k) d[k] -= se;
     store_run<V, SAFE>(plane + r * ld + c, piece, v, d);
   }
-}
-
-// A kept weight's planes follow its version counter (the binding), but a write through `.data` bypasses it. So each
-// call also compares FINGERPRINT of the weight's elements, one at a pseudo-random place in each of as many equal
-// runs of its flat index, bit for bit with the copy kept at the last call (`kept`), keeps the new ones and sets
-// *changed (force: always). One block of FINGERPRINT_THREADS, each thread's loads issued together: a few us.
-constexpr int FINGERPRINT_THREADS = 1024, FINGERPRINT_EACH = 8, FINGERPRINT = FINGERPRINT_THREADS * FINGERPRINT_EACH;
-__global__ void __launch_bounds__(FINGERPRINT_THREADS) weight_fingerprint_kernel(const float* __restrict__ X,
-                                                                                 long long s0, long long s1, int rows,
-                                                                                 int cols, unsigned* kept,
-                                                                                 int* changed, int force) {
-  const long long n = (long long)rows * cols;
-  unsigned now[FINGERPRINT_EACH];
-#pragma unroll
-  for (int k = 0; k < FINGERPRINT_EACH; ++k) {
-    const long long i = threadIdx.x + (long long)k * FINGERPRINT_THREADS, lo = n * i / FINGERPRINT,
-                    run = n * (i + 1) / FINGERPRINT - lo;
-    const long long f = lo + (run > 0 ? (long long)((unsigned)(i * 2654435761u) % (unsigned long long)run) : 0);
-    now[k] = run > 0 ? __float_as_uint(__ldg(X + (f / cols) * s0 + (f % cols) * s1)) : 0u;
+  __syncthreads();  // (warp_max is the next row's)
   }
-  int differs = force;
-#pragma unroll
-  for (int k = 0; k < FINGERPRINT_EACH; ++k) {
-    unsigned& was = kept[threadIdx.x + k * FINGERPRINT_THREADS];
-    if (was != now[k]) differs = 1, was = now[k];
-  }
-  differs = __syncthreads_or(differs);
-  if (threadIdx.x == 0) *changed = differs;
 }
 
 // Columns of X (rows x cols, columns contiguous, row stride s0): blocks of COL_CHUNK rows x 32 V columns (a warp a
@@ -1865,13 +1882,14 @@ static K pick(bool vec, bool safe, K vec_near, K near, K vec_safe, K safe_k) {
 }
 // X(r, c) = X[r*s0 + c*s1] (rows x cols) as planes with a scale per row (safe: split_value's SAFE).
 static const char* scale_rows(const float* X, long long s0, long long s1, int rows, int cols, const float* fold,
-                              float** at, Plane* q, cudaStream_t s, bool safe = false, const int* only_if = nullptr) {
+                              float** at, Plane* q, cudaStream_t s, bool safe = false, const int* changed = nullptr) {
   *q = carve(at, rows, cols, rows);
   const bool vec = s1 == 1 && cols % 4 == 0 && s0 % 4 == 0 && aligned16(X) && (!fold || aligned16(fold));
   const auto kernel = pick(vec, safe, scale_rows_kernel<true, false>, scale_rows_kernel<false, false>,
                            scale_rows_kernel<true, SAFE_SPLIT>, scale_rows_kernel<false, SAFE_SPLIT>);
-  if (rows > 0) kernel<<<(unsigned)rows, ROW_THREADS, 0, s>>>(X, s0, s1, cols, fold, q->p, q->ld, q->piece, q->scale,
-                                                            only_if);
+  const unsigned blocks = (unsigned)(changed ? std::min(rows, 8 * sm_count()) : rows);
+  if (rows > 0) kernel<<<blocks, ROW_THREADS, 0, s>>>(X, s0, s1, cols, fold, q->p, q->ld, q->piece, q->scale, rows,
+                                                     changed);
   return cudaGetLastError() == cudaSuccess ? nullptr : "scale_rows launch failed";
 }
 // X (rows x cols, columns contiguous, row stride s0) as planes of the same layout with a scale per column.
@@ -2742,15 +2760,6 @@ static const long long NARROW_ROWS_NOW = env_or("FUSEGEN_NARROW_MAX_ROWS", NARRO
 static const long long GEMV_ROWS_NOW = env_or("FUSEGEN_GEMV_MAX_ROWS", GEMV_MAX_ROWS);
 static const long long SPLIT_WAVES_NOW = env_or("FUSEGEN_SPLIT_WAVES", 0);  // (0: each engine's own)
 
-static int sm_count() {
-  static int count[64] = {};
-  int d = 0;
-  cudaGetDevice(&d);
-  if (d < 0 || d >= 64) return 132;
-  if (!count[d]) cudaDeviceGetAttribute(&count[d], cudaDevAttrMultiProcessorCount, d);
-  return count[d] > 0 ? count[d] : 132;
-}
-
 template <class E>
 static long long tile_count(long long rows, long long cols) {
   return ((rows + E::TILE_M - 1) / E::TILE_M) * ((cols + BN - 1) / BN);
@@ -2923,14 +2932,14 @@ static Operand operand(const elem_t* X, long long s0, long long s1, int, int, op
   *err = nullptr;
   return Operand{X, s0, s1};
 }
-// A kept weight's buffer: its planes, then its fingerprint (weight_fingerprint_kernel) and the flag it sets.
-long long weight_plane_floats(int N, int K) { return plane_floats(N, K, N) + FINGERPRINT + 1; }
+// A kept weight's buffer: its planes, then its fingerprint (weight_fingerprint_kernel) and the flags it sets.
+long long weight_plane_floats(int N, int K) { return plane_floats(N, K, N) + FINGERPRINT + FINGERPRINT_BLOCKS; }
 const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, bool force,
                          void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   unsigned* kept = reinterpret_cast<unsigned*>(buffer + plane_floats(N, K, N));
   int* changed = reinterpret_cast<int*>(kept + FINGERPRINT);
-  weight_fingerprint_kernel<<<1, FINGERPRINT_THREADS, 0, s>>>(w, sw0, sw1, N, K, kept, changed, force ? 1 : 0);
+  weight_fingerprint_kernel<<<FINGERPRINT_BLOCKS, ROW_THREADS, 0, s>>>(w, sw0, sw1, N, K, kept, changed, force);
   if (cudaGetLastError() != cudaSuccess) return "weight_fingerprint launch failed";
   Plane wp;
   return scale_rows(w, sw0, sw1, N, K, nullptr, &buffer, &wp, s, true, changed);
