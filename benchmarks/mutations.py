@@ -148,7 +148,8 @@ MUTATIONS += (
              ("tests/test_gpu_scaled_planes.py", "-k", "extreme and 3xtf32")),
     Mutation("fingerprint_blind", "the weight's fingerprint never reports a change (a write through .data keeps "
              "the stale planes)", "templates/engines/operand_scale.cuh.j2",
-             "if (was != now[k]) differs = 1, was = now[k];", "if (was != now[k]) was = now[k];",
+             "if (kept[first + k] != now[k]) differs = 1, kept[first + k] = now[k];",
+             "if (kept[first + k] != now[k]) kept[first + k] = now[k];",
              ("tests/test_gpu_scaled_planes.py", "-k", "follows")),
 )
 # the grad_weight mutant's helper kernel (a mutant may add code; it must not change the others)
