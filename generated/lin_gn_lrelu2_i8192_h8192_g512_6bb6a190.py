@@ -1711,10 +1711,11 @@ __device__ __forceinline__ bool any_changed(const int* changed) {
   return any != 0;
 }
 
-// Blocks of rows, a row at a time: the row's largest exponent, then its plane row (read twice: the second time
-// from L2). VEC: 4 values a thread a step (16-byte loads, 8-byte stores). changed: nullptr, or the weight's
-// fingerprint flags: none set leaves the plane as it is (a kept weight's, unchanged), and the launch is a few
-// blocks a SM rather than a block a row, so that such a call costs little.
+// Blocks of rows, a row at a time: the row's largest exponent, then its plane row. A thread's first HOLD steps
+// (VEC: 8192 values a row) are loaded together and held in registers for the second pass; steps past them are
+// read twice (the second time from L2). VEC: 4 values a thread a step (16-byte loads, 8-byte stores). changed:
+// nullptr, or the weight's fingerprint flags: none set leaves the plane as it is (a kept weight's, unchanged),
+// and the launch is a few blocks a SM rather than a block a row, so that such a call costs little.
 template <bool VEC, bool SAFE>
 __global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __restrict__ X, long long s0, long long s1,
                                                                  int cols, const float* __restrict__ fold,
@@ -1722,34 +1723,56 @@ __global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __
                                                                  float* __restrict__ scale, int rows,
                                                                  const int* changed) {
   if (changed && !any_changed(changed)) return;
-  constexpr int V = VEC ? 4 : 1;
+  constexpr int V = VEC ? 4 : 1, HOLD = VEC ? 8 : 4;
   __shared__ int warp_max[ROW_THREADS / 32];
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-  const float* row = X + r * s0;
-  int e = NO_EXP;
-  for (int c = threadIdx.x * V; c < cols; c += ROW_THREADS * V) {
-    float v[V];
-    int f[V];
-    load_run<V>(row + c * s1, s1, v);
-    fold_exps<V>(fold, c, f);
+    const float* row = X + r * s0;
+    float held[HOLD][V];
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const int ev = exponent_of(v[k]);
-      if (ev != NO_EXP) e = max(e, ev + f[k]);
+    for (int h = 0; h < HOLD; ++h) {
+      const int c = (threadIdx.x + h * ROW_THREADS) * V;
+      if (c < cols) load_run<V>(row + c * s1, s1, held[h]);
     }
-  }
-  const int se = scale_exp(block_max(e, warp_max));
-  if (threadIdx.x == 0) scale[r] = pow2(se);
-  for (int c = threadIdx.x * V; c < cols; c += ROW_THREADS * V) {
-    float v[V];
-    int d[V];
-    load_run<V>(row + c * s1, s1, v);
-    fold_exps<V>(fold, c, d);
+    int e = NO_EXP;
+    const auto fold_max = [&](const float (&v)[V], int c) {
+      int f[V];
+      fold_exps<V>(fold, c, f);
 #pragma unroll
-    for (int k = 0; k < V; ++k) d[k] -= se;
-    store_run<V, SAFE>(plane + r * ld + c, piece, v, d);
-  }
-  __syncthreads();  // (warp_max is the next row's)
+      for (int k = 0; k < V; ++k) {
+        const int ev = exponent_of(v[k]);
+        if (ev != NO_EXP) e = max(e, ev + f[k]);
+      }
+    };
+#pragma unroll
+    for (int h = 0; h < HOLD; ++h) {
+      const int c = (threadIdx.x + h * ROW_THREADS) * V;
+      if (c < cols) fold_max(held[h], c);
+    }
+    for (int c = (threadIdx.x + HOLD * ROW_THREADS) * V; c < cols; c += ROW_THREADS * V) {
+      float v[V];
+      load_run<V>(row + c * s1, s1, v);
+      fold_max(v, c);
+    }
+    const int se = scale_exp(block_max(e, warp_max));
+    if (threadIdx.x == 0) scale[r] = pow2(se);
+    const auto store = [&](const float (&v)[V], int c) {
+      int d[V];
+      fold_exps<V>(fold, c, d);
+#pragma unroll
+      for (int k = 0; k < V; ++k) d[k] -= se;
+      store_run<V, SAFE>(plane + r * ld + c, piece, v, d);
+    };
+#pragma unroll
+    for (int h = 0; h < HOLD; ++h) {
+      const int c = (threadIdx.x + h * ROW_THREADS) * V;
+      if (c < cols) store(held[h], c);
+    }
+    for (int c = (threadIdx.x + HOLD * ROW_THREADS) * V; c < cols; c += ROW_THREADS * V) {
+      float v[V];
+      load_run<V>(row + c * s1, s1, v);
+      store(v, c);
+    }
+    __syncthreads();  // (warp_max is the next row's)
   }
 }
 

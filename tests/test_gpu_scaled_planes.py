@@ -61,8 +61,13 @@ def _row_errors(value, truth):
     return torch.where(scale > 0, diff / scale.clamp_min(1e-300), diff)
 
 
-@pytest.mark.parametrize("M", [300, 1024])
-def test_extreme_rows_match_the_reference(linear, M):
+# (batch, input, hidden): the module's own sizes; rows wider than the row kernel holds in registers (8192 values
+# in its 16-byte form: x's rows of 8200; 1024 in its 4-byte form: W's rows of 1030, dz's of 8201)
+SHAPES = [(300, K, N), (1024, K, N), (256, 8200, 256), (300, 1030, 8201)]
+
+
+@pytest.mark.parametrize("M, K, N", SHAPES, ids=lambda v: str(v))
+def test_extreme_rows_match_the_reference(linear, M, K, N):
     ns, linear, precision = linear
     gen = torch.Generator().manual_seed(M)
     torch.manual_seed(0)
@@ -70,7 +75,8 @@ def test_extreme_rows_match_the_reference(linear, M):
     torch.manual_seed(0)
     ours = linear.ModelNew(K, N).cuda()
     ours.load_state_dict(ref.state_dict())
-    assert engine_ran(linear, M, K).startswith(ENGINES[precision]), engine_ran(linear, M, K)
+    if K % 4 == 0:  # (engine_ran asks the schedule of an unscaled plan, which copies rows of 16-byte multiples)
+        assert engine_ran(linear, M, K).startswith(ENGINES[precision]), engine_ran(linear, M, K)
     x = _extreme_rows(M, K, gen).cuda()
     g = torch.randn(M, N, generator=gen).cuda()
     finite = torch.isfinite(x).all(dim=1)
