@@ -151,6 +151,10 @@ MUTATIONS += (
              "if (kept[first + k] != now[k]) differs = 1, kept[first + k] = now[k];",
              "if (kept[first + k] != now[k]) kept[first + k] = now[k];",
              ("tests/test_gpu_scaled_planes.py", "-k", "follows")),
+    Mutation("row_tail_unstored", "the row planes' values past those held in registers left unwritten (rows over "
+             "8192 values, or 1024 in the 4-byte form)", "templates/engines/operand_scale.cuh.j2",
+             "      store(v, c);\n", "      if (c < 0) store(v, c);\n",
+             ("tests/test_gpu_scaled_planes.py", "-k", "extreme and wide and 3xtf32")),
 )
 # the grad_weight mutant's helper kernel (a mutant may add code; it must not change the others)
 EXTRA = {"grad_w_element": ("templates/launchers.cuh.j2", "static const char* last_error() {",
