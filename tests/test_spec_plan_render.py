@@ -838,6 +838,28 @@ def test_tf32_on_hopper_reads_scaled_fp16_planes():
     assert "unscale<Wgmma>" in source and "scale_rows_kernel" in source and "split_rows_kernel" not in source
 
 
+def test_the_explained_weight_plane_size_is_the_kernels():
+    """explain's size of the kept weight planes repeats the launchers' layout in Python (planes, scales, the
+    fingerprint and its flags): checked against the constants of the rendered source."""
+    import re
+
+    from fusegen.codegen.explain import _weight_plane_bytes
+
+    for precision, planes in (("tf32", 1), ("3xtf32", 2)):
+        for n, k in ((520, 1000), (8201, 1030)):
+            p = fusegen.plan(fusegen.Spec(k, n, 1, precision=precision), arch=(9, 0), fixed_sizes=False)
+            source = fusegen.render_cuda(p)
+            consts = {name: int(v) for name, v in re.findall(r"\b([A-Z_]+) = (\d+)[,;]", source)}
+            assert consts["MATRIX_PLANES"] == planes
+            assert "return plane_floats(N, K, N) + FINGERPRINT + FINGERPRINT_BLOCKS;" in source
+            assert "constexpr int LD_ALIGN = 16 / (int)sizeof(plane_t);" in source  # (8 fp16 values)
+            pad = consts["SCALE_PAD"]
+            floats = (-(-(planes * n * (-(-k // 8) * 8) * 2) // 16) * 4 + 2 * (-(-n // pad) * pad) +
+                      consts["FINGERPRINT_BLOCKS"] * consts["ROW_THREADS"] * consts["FINGERPRINT_EACH"] +
+                      consts["FINGERPRINT_BLOCKS"])
+            assert _weight_plane_bytes(p) == 4 * floats, (precision, n, k)
+
+
 def test_3xtf32_on_hopper_reads_two_scaled_fp16_planes():
     """3xtf32 on sm_90 runs the 16-bit wgmma engine over two scaled fp16 planes an operand (3xfp16: hi and lo of one
     scale, three products), on a 128 x 128 tile of three stages, with fp32 totals every 64 of K and the fp64

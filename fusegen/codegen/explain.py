@@ -36,14 +36,23 @@ PRECISION_WORDS = {
            "on values rounded to float16 where PyTorch rounds them (the Linear's output, each stage's), so the "
            "output lands within allclose of eager float16's.",
 }
+def _weight_plane_bytes(plan) -> int:
+    """The kept weight planes' buffer in bytes: launchers' weight_plane_floats in Python (operand_scale's
+    plane_floats: fp16 rows padded to 8 elements, in 16-byte units, a float scale a row twice over, padded to 256;
+    then FINGERPRINT words and FINGERPRINT_BLOCKS flags). tests/test_spec_plan_render.py checks it against the
+    rendered constants."""
+    n, k = plan.spec.hidden_size, plan.spec.input_size
+    planes = -(-(plan.pieces * n * (-(-k // 8) * 8) * 2) // 16) * 4
+    return 4 * (planes + 2 * (-(-n // 256) * 256) + 8192 + 8)
+
+
 def _weight_plane_words(plan) -> str:
-    """The scaled weight planes' size in words (launchers' weight_plane_floats: fp16 rows padded to 8 elements, a
-    float scale a row, padded to 256; the fingerprint's 8192 words and its flag)."""
+    """The scaled weight planes' size in words."""
     n, k, pieces = plan.spec.hidden_size, plan.spec.input_size, plan.pieces
-    size = pieces * n * (-(-k // 8) * 8) * 2 + 2 * 4 * (-(-n // 256) * 256) + 4 * (8192 + 1)
     planes = "two planes (hi and lo) of " if pieces == 2 else ""
     share = "as much as the weight" if pieces == 2 else "half the weight's"
-    return f"{planes}{n} x {k} fp16 values and {n} scales ({size / 2 ** 20:.1f} MiB at these sizes, {share})"
+    return (f"{planes}{n} x {k} fp16 values and {n} scales ({_weight_plane_bytes(plan) / 2 ** 20:.1f} MiB at these "
+            f"sizes, {share})")
 
 
 ENGINE_WORDS = {
