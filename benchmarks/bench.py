@@ -22,10 +22,12 @@ import torch
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 import fusegen  # noqa: E402
 from fusegen.tools.tune import time_layer  # noqa: E402
 from helpers import HEADLINE, import_file, reference_namespace, rel_err  # noqa: E402
+from kernel_times import kernel_totals  # noqa: E402
 
 GEMM_FLOP = 2 * 1024 * 8192 * 8192  # one headline GEMM
 CEILING_TFLOPS = {"3xtf32": 165, "tf32": 495, "fp32": 67}  # h200_baselines.md / the datasheet
@@ -146,13 +148,7 @@ def call_kernels(fn, reps):
         for _ in range(reps):
             fn()
         torch.cuda.synchronize()
-    out = {}
-    for e in prof.key_averages():
-        t = getattr(e, "device_time_total", None)
-        t = getattr(e, "cuda_time_total", 0.0) if t is None else t
-        if t > 0 and e.key not in ("", "cudaDeviceSynchronize"):
-            out[e.key] = out.get(e.key, 0.0) + t / reps
-    return out
+    return {name: us for name, (us, _) in kernel_totals(prof.key_averages(), reps).items()}
 
 
 def split_gemm(times):

@@ -46,7 +46,14 @@ def step_kernel_times(model, x, grad, reps, by_launch=False):
             rows[key][0] += e.time_range.elapsed_us() / reps
             rows[key][1] += 1 / reps
         return {k: tuple(v) for k, v in rows.items()}
-    for e in prof.key_averages():
+    return kernel_totals(prof.key_averages(), reps)
+
+
+def kernel_totals(averages, reps):
+    """kernel name -> (GPU microseconds, launches) per rep, from a profile's key_averages() over reps reps
+    (device time under either of torch's names for it; the host-side sync entry and unnamed events left out)."""
+    rows = collections.defaultdict(lambda: [0.0, 0.0])
+    for e in averages:
         t = getattr(e, "device_time_total", None)
         t = getattr(e, "cuda_time_total", 0.0) if t is None else t
         if t > 0 and e.key not in ("", "cudaDeviceSynchronize"):

@@ -25,3 +25,20 @@ def test_a_call_splits_into_its_gemm_and_the_rest():
     bench = _bench()
     assert bench.split_gemm({"wgmma_forward_kernel": 572.0, "scale_rows_kernel": 31.5, "memset": 1.0}) == (572.0, 32.5)
     assert bench.split_gemm({}) == (0.0, 0.0)
+
+
+def test_a_profile_folds_into_each_kernels_time_a_rep():
+    """kernel_times.kernel_totals (bench.py's call_kernels and the step tables): device time under either of
+    torch's attribute names, per rep, launches counted; the host's sync entry and zero-time rows left out."""
+    import types
+
+    bench = _bench()
+
+    def event(key, us, count, name="device_time_total"):
+        e = types.SimpleNamespace(key=key, count=count, device_time_total=None, cuda_time_total=0.0)
+        setattr(e, name, us)
+        return e
+
+    averages = [event("wgmma_forward_kernel", 5720.0, 10), event("scale_rows_kernel", 630.0, 20, "cuda_time_total"),
+                event("cudaDeviceSynchronize", 50.0, 1), event("cudaLaunchKernel", 0.0, 30)]
+    assert bench.kernel_totals(averages, 10) == {"wgmma_forward_kernel": (572.0, 1.0), "scale_rows_kernel": (63.0, 2.0)}
