@@ -51,6 +51,14 @@ def import_file(path, poison=True):
     return module
 
 
+def load_script(name):
+    """A script of benchmarks/ (name without .py) as a module, for the CPU tests of its helpers."""
+    spec = importlib.util.spec_from_file_location(f"fusegen_{name}", REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def gpu_available() -> bool:
     """A CUDA GPU and a CUDA compiler: what the GPU tests need."""
     nvcc = shutil.which("nvcc") or pathlib.Path("/usr/local/cuda/bin/nvcc").exists()

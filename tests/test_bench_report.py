@@ -1,16 +1,10 @@
 """benchmarks/bench.py's per-GEMM report on the CPU: each engine's ceiling (its tensor cores' peak over its products
 a multiply-add) and the split of a profiled call into its GEMM kernel and the operands' kernels."""
-import importlib.util
-import pathlib
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from helpers import load_script
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("fusegen_bench", REPO / "benchmarks" / "bench.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench")
 
 
 def test_each_engine_has_its_ceiling():

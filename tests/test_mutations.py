@@ -1,19 +1,17 @@
 """benchmarks/mutations.py plants each bug by replacing a text that must occur exactly once in the tree: a
 template edited since leaves its mutant planting nothing (the GPU run then stops on it). Checked here, on the CPU,
 so a template change that moves a mutation's text fails CI, not a device call."""
-import importlib.util
 import pathlib
 
 import pytest
+
+from helpers import load_script
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _mutations():
-    spec = importlib.util.spec_from_file_location("fusegen_mutations", REPO / "benchmarks" / "mutations.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("mutations")
 
 
 M = _mutations()

@@ -1,9 +1,7 @@
 """benchmarks/sass_report.py on the CPU: cuobjdump's listing parsed into each kernel's instruction counts (a
 predicated instruction counted under its opcode, tensor-core instructions by shape, kernels of each arch apart)."""
-import importlib.util
-import pathlib
+from helpers import load_script
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 
 LISTING = """
 Fatbin elf code:
@@ -26,10 +24,7 @@ arch = sm_90a
 
 
 def _sass():
-    spec = importlib.util.spec_from_file_location("fusegen_sass", REPO / "benchmarks" / "sass_report.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("sass_report")
 
 
 def test_the_listing_gives_each_kernels_counts():
