@@ -8,7 +8,13 @@ its peers in one run.
   bf16 at the headline) and into x.grad;
 - "fresh grads": the gradients set to None before each step (what a training loop's zero_grad(set_to_none=True)
   does, and what x, an activation in a real model, never has): autograd hands over our gradients as they are;
-- the GPU's kernel time of a fresh-grads step (torch.profiler), so step minus kernels is the idle GPU.
+- the GPU's kernel time of a fresh-grads step (torch.profiler), so step minus kernels is the idle GPU;
+- with --breakdown, where one synchronized call's time goes (what bench.py and tf32_scaled.py time: one call
+  between two events): the host's lead before the first kernel starts, the GPU's idle time between kernels, the
+  kernels' own time, each a median over the calls (torch.profiler, CPU and GPU on one clock).
+
+--dtypes takes bfloat16, float16, float32 (its default precision) or float32:P for a float32 precision P (3xtf32,
+tf32, fp32).
 """
 import argparse
 import pathlib
@@ -59,6 +65,54 @@ def timeline(step, steps=3):
     return lines
 
 
+def sync_call_breakdown(call, reps=15):
+    """(host lead, GPU idle between kernels, kernel time) in microseconds, medians over `reps` calls of `call`,
+    each alone between two synchronizations: lead is from the call's start on the host to its first GPU activity,
+    idle the gaps between its activities, kernels the time some activity runs."""
+    for _ in range(3):
+        call()
+    torch.cuda.synchronize()
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        for _ in range(reps):
+            torch.cuda.synchronize()
+            with torch.profiler.record_function("fusegen_timed_call"):
+                call()
+            torch.cuda.synchronize()
+    events = prof.events()
+    starts = [e.time_range.start for e in events if e.name == "fusegen_timed_call"]
+    gpu = [(e.time_range.start, e.time_range.end) for e in events
+           if e.device_type == torch.autograd.DeviceType.CUDA]
+    return split_calls(starts, gpu)
+
+
+def split_calls(starts, gpu):
+    """sync_call_breakdown's arithmetic: the calls' host start times and the GPU activities' (start, end), one
+    clock -> medians of (lead, idle, busy) over the calls that ran something; an activity belongs to the last call
+    that started before it."""
+    starts, gpu = sorted(starts), sorted(gpu)
+    rows = []
+    for i, t0 in enumerate(starts):
+        t1 = starts[i + 1] if i + 1 < len(starts) else float("inf")
+        mine = [(a, b) for a, b in gpu if t0 <= a < t1]
+        if not mine:
+            continue
+        busy, end = 0.0, mine[0][0]
+        for a, b in mine:  # the union of the intervals
+            busy += max(0.0, b - max(a, end))
+            end = max(end, b)
+        rows.append((mine[0][0] - t0, end - mine[0][0] - busy, busy))
+    if not rows:
+        return float("nan"), float("nan"), float("nan")
+    return tuple(sorted(r[j] for r in rows)[len(rows) // 2] for j in range(3))
+
+
+def parse_mode(word):
+    """'bfloat16' or 'float32:tf32' -> (label, Spec keyword arguments)."""
+    dtype, _, precision = word.partition(":")
+    return word, dict(dtype=dtype, **({"precision": precision} if precision else {}))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtypes", default="bfloat16,float16")
@@ -69,21 +123,25 @@ def main():
     ap.add_argument("--timeline", action="store_true",
                     help="also print each GPU activity of three fresh-grads steps (start, duration, idle before it) "
                          "and the host's time to issue a step")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also split one synchronized call (forward; fresh-grads step) into host lead, GPU idle "
+                         "between kernels and kernel time")
     ap.add_argument("--compile", default="", help="also torch.compile in this mode (e.g. max-autotune-no-cudagraphs)")
     args = ap.parse_args()
     k, n, groups = (int(v) for v in args.init.split(","))
     m = args.batch
     gpu = torch.cuda.get_device_name()
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-gaps-"))
-    dtypes = args.dtypes.split(",")
-    paths = {d: write_module(fusegen.plan(fusegen.Spec(k, n, groups, dtype=d), gpu=gpu,
-                                          arch=torch.cuda.get_device_capability(), batch=m), workdir) for d in dtypes}
+    modes = dict(parse_mode(w) for w in args.dtypes.split(","))
+    paths = {d: write_module(fusegen.plan(fusegen.Spec(k, n, groups, **kw), gpu=gpu,
+                                          arch=torch.cuda.get_device_capability(), batch=m), workdir)
+             for d, kw in modes.items()}
     failed = _build_all(list(paths.values()), len(paths))
     if failed:
         raise SystemExit(f"builds failed: {failed}")
-    rows = []
-    for d in dtypes:
-        dt = getattr(torch, d)
+    rows, splits = [], []
+    for d, kw in modes.items():
+        dt = getattr(torch, kw["dtype"])
         torch.manual_seed(0)
         models = {"fusegen": _import(paths[d]).ModelNew(k, n, groups).cuda().to(dt)}
         torch.manual_seed(0)
@@ -111,6 +169,9 @@ def main():
             fr = time_ms(fresh, args.reps, inner=args.inner)
             busy = kernel_us(fresh) / 1e3
             rows.append((d, name, fwd, acc, fr, busy))
+            if args.breakdown:
+                splits += [(d, name, "forward", time_ms(forward, args.reps)) + sync_call_breakdown(forward),
+                           (d, name, "fresh step", time_ms(fresh, args.reps)) + sync_call_breakdown(fresh)]
             if args.timeline:
                 print(f"{d} {name}: host issues a fresh-grads step in {host_us(fresh):.1f} us, a forward in "
                       f"{host_us(forward):.1f} us; three fresh steps (us: start, duration, idle before):")
@@ -121,6 +182,12 @@ def main():
     print(f"{'dtype':9} {'layer':38} {'forward':>8} {'fwd+bwd acc.':>13} {'fwd+bwd fresh':>14} {'kernels':>8}")
     for d, name, fwd, acc, fr, busy in rows:
         print(f"{d:9} {name:38} {fwd:8.3f} {acc:13.3f} {fr:14.3f} {busy:8.3f}")
+    if splits:
+        print("\none synchronized call (us, medians): 'timed' between two events, one call each (as bench.py "
+              "times it); the rest from 15 profiled calls")
+        print(f"{'mode':14} {'layer':30} {'call':10} {'timed':>8} {'host lead':>10} {'GPU idle':>9} {'kernels':>8}")
+        for d, name, call, timed, lead, idle, busy in splits:
+            print(f"{d:14} {name:30} {call:10} {timed * 1e3:8.1f} {lead:10.1f} {idle:9.1f} {busy:8.1f}")
 
 
 if __name__ == "__main__":
