@@ -65,10 +65,12 @@ def timeline(step, steps=3):
     return lines
 
 
-def sync_call_breakdown(call, reps=15):
+def sync_call_breakdown(call, reps=15, show=False):
     """(host lead, GPU idle between kernels, kernel time) in microseconds, medians over `reps` calls of `call`,
     each alone between two synchronizations: lead is from the call's start on the host to its first GPU activity,
-    idle the gaps between its activities, kernels the time some activity runs."""
+    idle the gaps between its activities, kernels the time some activity runs. show: print the last call's GPU
+    activities and its host events over 20 us (offsets from the call's start on the host)."""
+    marker = "fusegen_timed_call"
     for _ in range(3):
         call()
     torch.cuda.synchronize()
@@ -76,14 +78,23 @@ def sync_call_breakdown(call, reps=15):
     with torch.profiler.profile(activities=acts) as prof:
         for _ in range(reps):
             torch.cuda.synchronize()
-            with torch.profiler.record_function("fusegen_timed_call"):
+            with torch.profiler.record_function(marker):
                 call()
             torch.cuda.synchronize()
     events = prof.events()
-    starts = [e.time_range.start for e in events if e.name == "fusegen_timed_call"]
-    gpu = [(e.time_range.start, e.time_range.end) for e in events
-           if e.device_type == torch.autograd.DeviceType.CUDA]
-    return split_calls(starts, gpu)
+    cuda = torch.autograd.DeviceType.CUDA
+    # the marker also has a GPU-side twin spanning the call's kernels (a user annotation): not an activity
+    starts = [e.time_range.start for e in events if e.name == marker and e.device_type != cuda]
+    gpu = [e for e in events if e.device_type == cuda and e.name != marker]
+    if show and starts:
+        t0 = max(starts)
+        rows = [(e.time_range.start - t0, e.time_range.elapsed_us(), "GPU " + e.name[:80]) for e in gpu
+                if e.time_range.start >= t0]
+        rows += [(e.time_range.start - t0, e.time_range.elapsed_us(), "host " + e.name[:80]) for e in events
+                 if e.device_type != cuda and e.time_range.start >= t0 and e.time_range.elapsed_us() > 20]
+        for at, us, name in sorted(rows):
+            print(f"    {at:9.1f} {us:9.1f}  {name}")
+    return split_calls(starts, [(e.time_range.start, e.time_range.end) for e in gpu])
 
 
 def split_calls(starts, gpu):
@@ -170,8 +181,11 @@ def main():
             busy = kernel_us(fresh) / 1e3
             rows.append((d, name, fwd, acc, fr, busy))
             if args.breakdown:
-                splits += [(d, name, "forward", time_ms(forward, args.reps)) + sync_call_breakdown(forward),
-                           (d, name, "fresh step", time_ms(fresh, args.reps)) + sync_call_breakdown(fresh)]
+                show = args.timeline and name == "fusegen"
+                for call, fn in (("forward", forward), ("fresh step", fresh), ("acc. step", accumulating)):
+                    if show:
+                        print(f"{d} {name}: one synchronized {call} (us: start, duration after the host's start)")
+                    splits.append((d, name, call, time_ms(fn, args.reps)) + sync_call_breakdown(fn, show=show))
             if args.timeline:
                 print(f"{d} {name}: host issues a fresh-grads step in {host_us(fresh):.1f} us, a forward in "
                       f"{host_us(forward):.1f} us; three fresh steps (us: start, duration, idle before):")
