@@ -38,8 +38,9 @@ column sums (per chunk of rows, added in a fixed order by a small kernel), and t
   MiB at these sizes, as much as the weight), is made once per version of the weight (an optimizer step,
   load_state_dict or an in-place write makes a new one; so does a write through `.data` that changes one of
   the 8192 elements each call compares on the GPU; after a smaller one, call the module's
-  clear_weight_planes()) and kept on the GPU beside it, for up to 8 weights a build; x's and dz's planes are
-  made per call in scratch.
+  clear_weight_planes()) and kept on the GPU beside it, for up to 8 weights a build; x's planes are made by
+  forward and, in training, kept beside autograd's saved tensors for grad_weight (32.0 KiB a batch row, 32 MiB
+  at batch 1024; under torch.compile grad_weight makes them again); dz's planes are made per call in scratch.
 - Sizes: input and hidden compiled in; any batch. Backward reads z (the GEMM output, kept in training) and the
   group statistics (float64).
 
@@ -127,16 +128,19 @@ class _FusedLayer(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, gamma, beta, s0, eps, keep_for_backward):
-        out, z, mean, rstd = _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward)
+        # (x's planes kept for grad_weight: saved last, passed by name)
+        out, z, mean, rstd, x_planes = _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward,
+                                                     keep_for_backward)
         if keep_for_backward:
-            ctx.save_for_backward(x, weight, gamma, beta, z, mean, rstd)
+            ctx.save_for_backward(x, weight, gamma, beta, z, mean, rstd, x_planes)
             ctx.scalars = (s0, )
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
         need_x, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        return _grads(ctx, *_backward_impl(grad_out, *ctx.saved_tensors, *ctx.scalars, need_x, need_w))
+        *saved, x_planes = ctx.saved_tensors
+        return _grads(ctx, *_backward_impl(grad_out, *saved, *ctx.scalars, need_x, need_w, x_planes))
 
 
 def _grads(ctx, dx, dw, *rest):
@@ -145,21 +149,23 @@ def _grads(ctx, dx, dw, *rest):
     return (dx if need_x else None, dw if need_w else None) + tuple(rest) + (None,) * 3
 
 
-def _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward):
-    """[out, z, mean, rstd], allocated by the binding (in C++: from Python each allocation costs microseconds);
-    z and the statistics are empty unless kept for backward (or the plan's later kernels read them)."""
+def _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward, keep_x_planes=False):
+    """[out, z, mean, rstd, x_planes], allocated by the binding (in C++: from Python each allocation costs microseconds);
+    z and the statistics are empty unless kept for backward (or the plan's later kernels read them). x_planes:
+    x's planes as the forward GEMM read them, kept for grad_weight where asked (the eager autograd path; the custom
+    operators' outputs stay four, and grad_weight makes them again), else empty."""
     empty = _absent(x)
     return _kernels(x.device).forward_call(x, weight, bias, gamma, beta, [],
-                                           [s0], eps, keep_for_backward, POISON_OUTPUTS, _stream(x.device))
+                                           [s0], eps, keep_for_backward, keep_x_planes, POISON_OUTPUTS, _stream(x.device))
 
 
-def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, need_w):
+def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, need_w, x_planes=None):
     """[dx, dw, dbias, dgamma, dbeta], allocated by the binding; dx / dw are empty when not needed."""
     if grad_out.dtype != OUT_DTYPE:
         raise TypeError("ModelNew backward expects a {} gradient, got {}".format(_word(OUT_DTYPE), grad_out.dtype))
     empty = _absent(z)
     return _kernels(grad_out.device).backward_call(grad_out, x, weight, gamma, beta, [], z, mean,
-                                                   rstd, [s0], need_x, need_w, POISON_OUTPUTS,
+                                                   rstd, empty if x_planes is None else x_planes, [s0], need_x, need_w, POISON_OUTPUTS,
                                                    _stream(grad_out.device))
 
 
@@ -2542,12 +2548,17 @@ void dz_lo_readers(int M, int N, int K, bool* dx, bool* dw);
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
                     const elem_t* bias, const elem_t* gamma, const elem_t* beta, const elem_t* const* chan,
                     const float* scalars, out_t* out, z_t* z, double* mean, double* rstd, double* partials,
-                    float* scratch, float* w_made, int M, int N, int K, float eps, void* stream);
+                    float* scratch, float* w_made, float* x_kept, bool* x_made, int M, int N, int K, float eps,
+                    void* stream);
 // The weight's scaled plane (W (N, K) as fp16 rows, each with its power-of-two scale: operand_scale.cuh) into a
 // buffer of weight_plane_floats(N, K) floats, kept by the binding per version of the weight; forward and grad_input
 // read it (w_made; nullptr: they make it in scratch). Each call remakes it only where `force` (a new version) or the
 // weight's fingerprint changed (a write through `.data`), decided on the GPU.
 long long weight_plane_floats(int N, int K);
+// x's planes (forward's, as grad_weight reads them too): forward writes them into x_kept, a buffer of
+// x_plane_floats(M, K) floats, where given and its GEMM reads planes (*x_made: whether it did); grad_weight reads
+// them from x_kept where given (nullptr: it makes them in scratch).
+long long x_plane_floats(int M, int K);
 const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, bool force,
                          void* stream);
 // Doubles of scratch backward_epilogue needs (its gsums argument): the GroupNorm backward's per-chunk column sums.
@@ -2564,7 +2575,7 @@ const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w, long 
                        elem_t* dx, float* scratch, float* w_made, int M, int N, int K, void* stream);
 // grad_W (N, K) = (dz + dz_lo)^T (N, M) * x (M, K)
 const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
-                        elem_t* dw, float* scratch, int M, int N, int K, void* stream);
+                        elem_t* dw, float* scratch, const float* x_kept, int M, int N, int K, void* stream);
 }  // namespace fg
 
 // ---- kernels and their host launchers ----
@@ -2957,6 +2968,7 @@ static Operand operand(const elem_t* X, long long s0, long long s1, int, int, op
 }
 // A kept weight's buffer: its planes, then its fingerprint (weight_fingerprint_kernel) and the flags it sets.
 long long weight_plane_floats(int N, int K) { return plane_floats(N, K, N) + FINGERPRINT + FINGERPRINT_BLOCKS; }
+long long x_plane_floats(int M, int K) { return plane_floats(M, K, M); }
 const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, bool force,
                          void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
@@ -3006,7 +3018,9 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
                     long long sw1_in,
                     const elem_t* bias, const elem_t* gamma, const elem_t* beta, const elem_t* const* chan,
                     const float* scalars, out_t* out, z_t* z, double* mean, double* rstd, double* partials,
-                    float* scratch, float* w_made, int M, int N, int K, float eps, void* stream) {
+                    float* scratch, float* w_made, float* x_kept, bool* x_made, int M, int N, int K, float eps,
+                    void* stream) {
+  if (x_made) *x_made = false;
   if ((FIXED_N && N != FIXED_N) || (FIXED_K && K != FIXED_K)) return "sizes differ from the compiled ones";
   if (N % GW) return "hidden size is not a multiple of the compiled group width";
   if (M == 0) return nullptr;
@@ -3029,11 +3043,13 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
   if (const char* err = split_k(sc, 0, scratch, &sk)) return err;
   switch (sc.engine) {
     case Engine::Wgmma: {
-      // x's and W's planes, rows scaled (W's made once per version where the binding passes it); the kernel
-      // multiplies both scales back
+      // x's and W's planes, rows scaled (x's into x_kept where given, for grad_weight; W's made once per version
+      // where the binding passes it); the kernel multiplies both scales back
       float* at = scratch;
+      float* kept = x_kept;
       Plane xp, wp;
-      err = scale_rows(x, sx0, sx1, M, K, nullptr, &at, &xp, s);
+      err = scale_rows(x, sx0, sx1, M, K, nullptr, x_kept ? &kept : &at, &xp, s);
+      if (!err && x_made) *x_made = x_kept != nullptr;
       if (!err) err = weight_plane(w, sw0, sw1, N, K, w_made, &at, &wp, s);
       if (!err && sc.split > 1) err = split_k(sc, 0, at, &sk);
       if (!err) err = launch_wgmma<true>(wgmma_forward_kernel, sc.split, s, xp.p, nullptr, M, K, xp.ld, wp.p, N, K,
@@ -3130,7 +3146,7 @@ const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w_in, lo
 }
 
 const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x_in, long long sx0_in, long long sx1_in,
-                        elem_t* dw, float* scratch, int M, int N, int K, void* stream) {
+                        elem_t* dw, float* scratch, const float* x_kept, int M, int N, int K, void* stream) {
   if (N == 0 || K == 0) return nullptr;
   const char* err = nullptr;
   const Operand xo = operand(x_in, sx0_in, sx1_in, M, K, x_plane(scratch, M, N, K), static_cast<cudaStream_t>(stream),
@@ -3152,11 +3168,16 @@ const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x_in, l
   }
   // dz^T (N, M) n-fast (its contiguous index is the output row n); x (M, K) k-fast along the output column.
   if (sc.engine == Engine::Wgmma) {  // P = dz^T (N x M), R = x (M x K): dW (N x K)
-    // x's plane, rows scaled, then dz's with x's row scales folded into its rows and each column scaled, read
-    // row-contiguous as dz^T: dW = dz's column scale x the sum
+    // x's plane, rows scaled (forward's, kept, where given), then dz's with x's row scales folded into its rows
+    // and each column scaled, read row-contiguous as dz^T: dW = dz's column scale x the sum
     float* at = scratch;
     Plane xp, dp;
-    if (const char* err = scale_rows(x, sx0, sx1, M, K, nullptr, &at, &xp, s)) return err;
+    if (x_kept) {
+      float* kept = const_cast<float*>(x_kept);
+      xp = carve(&kept, M, K, M);
+    } else if (const char* err = scale_rows(x, sx0, sx1, M, K, nullptr, &at, &xp, s)) {
+      return err;
+    }
     if (const char* err = scale_cols(dz, N, M, N, xp.scale, &at, &dp, s, true)) return err;
     SplitK sk;
     if (const char* err = split_k(sc, 2, at, &sk)) return err;
@@ -3266,12 +3287,17 @@ void dz_lo_readers(int M, int N, int K, bool* dx, bool* dw);
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
                     const elem_t* bias, const elem_t* gamma, const elem_t* beta, const elem_t* const* chan,
                     const float* scalars, out_t* out, z_t* z, double* mean, double* rstd, double* partials,
-                    float* scratch, float* w_made, int M, int N, int K, float eps, void* stream);
+                    float* scratch, float* w_made, float* x_kept, bool* x_made, int M, int N, int K, float eps,
+                    void* stream);
 // The weight's scaled plane (W (N, K) as fp16 rows, each with its power-of-two scale: operand_scale.cuh) into a
 // buffer of weight_plane_floats(N, K) floats, kept by the binding per version of the weight; forward and grad_input
 // read it (w_made; nullptr: they make it in scratch). Each call remakes it only where `force` (a new version) or the
 // weight's fingerprint changed (a write through `.data`), decided on the GPU.
 long long weight_plane_floats(int N, int K);
+// x's planes (forward's, as grad_weight reads them too): forward writes them into x_kept, a buffer of
+// x_plane_floats(M, K) floats, where given and its GEMM reads planes (*x_made: whether it did); grad_weight reads
+// them from x_kept where given (nullptr: it makes them in scratch).
+long long x_plane_floats(int M, int K);
 const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, int K, float* buffer, bool force,
                          void* stream);
 // Doubles of scratch backward_epilogue needs (its gsums argument): the GroupNorm backward's per-chunk column sums.
@@ -3288,7 +3314,7 @@ const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w, long 
                        elem_t* dx, float* scratch, float* w_made, int M, int N, int K, void* stream);
 // grad_W (N, K) = (dz + dz_lo)^T (N, M) * x (M, K)
 const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
-                        elem_t* dw, float* scratch, int M, int N, int K, void* stream);
+                        elem_t* dw, float* scratch, const float* x_kept, int M, int N, int K, void* stream);
 }  // namespace fg
 
 namespace {
@@ -3420,6 +3446,16 @@ torch::Tensor weight_plane(const torch::Tensor& w, int64_t stream) {
 }
 }  // namespace
 
+// x's planes kept from forward for grad_weight (nullptr: none kept): a float32 buffer of exactly their size.
+static float* kept_planes(const torch::Tensor& kept, int M, int K) {
+  if (!kept.defined() || kept.numel() == 0) return nullptr;
+  TORCH_CHECK(kept.is_cuda() && kept.scalar_type() == torch::kFloat && kept.is_contiguous() &&
+                  kept.numel() == fg::x_plane_floats(M, K),
+              "fusegen: x's kept planes must be a contiguous float32 CUDA buffer of ", fg::x_plane_floats(M, K),
+              " floats for x of (", M, ", ", K, "), got ", kept.numel(), " ", kept.scalar_type(), " on ", kept.device());
+  return kept.data_ptr<float>();
+}
+
 // Drops every kept weight plane (after a write through `.data` the fingerprint misses); returns how many there were.
 int64_t clear_weight_planes() {
   std::lock_guard<std::mutex> hold(weight_planes_lock);
@@ -3428,9 +3464,12 @@ int64_t clear_weight_planes() {
   return n;
 }
 
-void forward(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch::Tensor gamma, torch::Tensor beta,
-             std::vector<torch::Tensor> chan, std::vector<double> scalars, torch::Tensor out, torch::Tensor z,
-             torch::Tensor mean, torch::Tensor rstd, torch::Tensor partials, double eps, int64_t stream) {
+// forward, writing x's planes into x_kept where it is defined (x_plane_floats(M, K) floats) and the GEMM reads
+// planes: *x_made says whether it did (grad_weight then reads them rather than making them again).
+void forward_keeping(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch::Tensor gamma, torch::Tensor beta,
+                     std::vector<torch::Tensor> chan, std::vector<double> scalars, torch::Tensor out, torch::Tensor z,
+                     torch::Tensor mean, torch::Tensor rstd, torch::Tensor partials, double eps,
+                     int64_t stream, torch::Tensor x_kept, bool* x_made) {
   check_tensor(x, "x");
   check_tensor(w, "weight");
   check_contiguous(out, "out", kOut);
@@ -3445,9 +3484,18 @@ void forward(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch::Tensor
                            out_of(out), op_or_null(z, "z"),
                            data_or_null<double>(mean, "mean", torch::kDouble),
                            data_or_null<double>(rstd, "rstd", torch::kDouble),
-                           data_or_null<double>(partials, "partials", torch::kDouble), data_or_null(scratch),                            weight_plane(w, stream).data_ptr<float>(), M, N, K,
-                           static_cast<float>(eps), as_stream(stream)),
+                           data_or_null<double>(partials, "partials", torch::kDouble), data_or_null(scratch),
+                           weight_plane(w, stream).data_ptr<float>(), kept_planes(x_kept, M, K), x_made,
+                           M, N, K, static_cast<float>(eps), as_stream(stream)),
                "forward");
+}
+
+void forward(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch::Tensor gamma, torch::Tensor beta,
+             std::vector<torch::Tensor> chan, std::vector<double> scalars, torch::Tensor out, torch::Tensor z,
+             torch::Tensor mean, torch::Tensor rstd, torch::Tensor partials, double eps,
+             int64_t stream) {
+  forward_keeping(x, w, bias, gamma, beta, std::move(chan), std::move(scalars), out, z, mean, rstd, partials,
+                  eps, stream, torch::Tensor(), nullptr);
 }
 
 void backward_epilogue(torch::Tensor grad_out, torch::Tensor z, torch::Tensor mean, torch::Tensor rstd,
@@ -3485,19 +3533,28 @@ void grad_input(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor w, torch::T
   const int M = to_int(dz.size(0), "batch"), N = to_int(dz.size(1), "hidden"), K = to_int(w.size(1), "input");
   torch::Tensor scratch = scratch_for(dz, M, N, K);
   check_status(fg::grad_input(op(dz), op_or_null(dz_lo, "dz_lo"), elem(w),
-                              w.stride(0), w.stride(1), elem(dx), data_or_null(scratch),                               weight_plane(w, stream).data_ptr<float>(), M, N, K, as_stream(stream)),
+                              w.stride(0), w.stride(1), elem(dx), data_or_null(scratch),
+                              weight_plane(w, stream).data_ptr<float>(),
+                              M, N, K, as_stream(stream)),
                "grad_input");
 }
 
-void grad_weight(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor x, torch::Tensor dw, int64_t stream) {
+// grad_weight reading x's planes from x_kept where it is defined (made by forward_keeping from this x)
+void grad_weight_keeping(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor x, torch::Tensor dw, int64_t stream,
+                         torch::Tensor x_kept) {
   check_contiguous(dz, "dz", kOp);
   check_tensor(x, "x");
   check_contiguous(dw, "grad_weight");
   const int M = to_int(dz.size(0), "batch"), N = to_int(dz.size(1), "hidden"), K = to_int(x.size(1), "input");
   torch::Tensor scratch = scratch_for(dz, M, N, K);
   check_status(fg::grad_weight(op(dz), op_or_null(dz_lo, "dz_lo"), elem(x),
-                               x.stride(0), x.stride(1), elem(dw), data_or_null(scratch), M, N, K, as_stream(stream)),
+                               x.stride(0), x.stride(1), elem(dw), data_or_null(scratch), kept_planes(x_kept, M, K), M, N, K,
+                               as_stream(stream)),
                "grad_weight");
+}
+
+void grad_weight(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor x, torch::Tensor dw, int64_t stream) {
+  grad_weight_keeping(dz, dz_lo, x, dw, stream, torch::Tensor());
 }
 
 // ---- one call per direction: allocate the outputs here, then launch. From Python each allocation is a dispatch
@@ -3525,11 +3582,13 @@ torch::Tensor fresh(torch::IntArrayRef shape, const torch::TensorOptions& option
 }
 }  // namespace
 
-// (out, z, mean, rstd). z and the statistics are empty unless kept for backward (or the plan reads them); every
+// (out, z, mean, rstd, x_planes). z and the statistics are empty unless kept for backward (or the plan reads them); every
 // output is its own tensor (a custom operator's outputs must not alias).
+// x_planes: x's planes as the forward GEMM read them, for grad_weight, where keep_x_planes asks and that GEMM read
+// planes (else empty).
 std::vector<torch::Tensor> forward_call(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch::Tensor gamma,
                                         torch::Tensor beta, std::vector<torch::Tensor> chan,
-                                        std::vector<double> scalars, double eps, bool keep, bool poison,
+                                        std::vector<double> scalars, double eps, bool keep, bool keep_x_planes, bool poison,
                                         int64_t stream) {
   TORCH_CHECK(x.dim() == 2 && w.dim() == 2, "fusegen: x and weight must be matrices, got shapes ", x.sizes(),
               " and ", w.sizes());
@@ -3546,15 +3605,21 @@ std::vector<torch::Tensor> forward_call(torch::Tensor x, torch::Tensor w, torch:
   torch::Tensor mean = fresh(stats, f64, poison);
   torch::Tensor rstd = kHasNorm || kColStats ? fresh(stats, f64, poison) : torch::empty({0}, f64);
   torch::Tensor partials = kPartialSlots ? fresh({M, groups(N), kPartialSlots, 2}, f64, poison) : torch::Tensor();
-  forward(x, w, bias, gamma, beta, std::move(chan), std::move(scalars), out, z, mean, rstd, partials, eps, stream);
-  return {out, z, mean, rstd};
+  // (not poisoned: forward writes every element grad_weight reads, or the buffer is dropped)
+  torch::Tensor x_planes = keep_x_planes && M > 0 ? torch::empty({fg::x_plane_floats(to_int(M, "batch"), to_int(x.size(1), "input"))},
+                                                                 x.options().dtype(torch::kFloat))
+                                                  : torch::Tensor();
+  bool made = false;
+  forward_keeping(x, w, bias, gamma, beta, std::move(chan), std::move(scalars), out, z, mean, rstd, partials, eps,
+                  stream, x_planes, &made);
+  return {out, z, mean, rstd, made ? x_planes : torch::empty({0}, x.options().dtype(torch::kFloat))};
 }
 
 // (dx, dw, dbias, dgamma, dbeta); dx / dw are empty when not needed.
 std::vector<torch::Tensor> backward_call(torch::Tensor grad_out, torch::Tensor x, torch::Tensor w,
                                          torch::Tensor gamma, torch::Tensor beta, std::vector<torch::Tensor> chan,
                                          torch::Tensor z, torch::Tensor mean, torch::Tensor rstd,
-                                         std::vector<double> scalars, bool need_x, bool need_w, bool poison,
+                                         torch::Tensor x_planes, std::vector<double> scalars, bool need_x, bool need_w, bool poison,
                                          int64_t stream) {
   TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && z.dim() == 2, "fusegen: the saved x, weight and z must be matrices");
   const int64_t M = z.size(0), N = z.size(1), K = x.size(1);
@@ -3577,7 +3642,7 @@ std::vector<torch::Tensor> backward_call(torch::Tensor grad_out, torch::Tensor x
   torch::Tensor dx = need_x ? fresh(x.sizes(), x.options(), poison) : torch::empty({0}, x.options());
   torch::Tensor dw = need_w ? fresh(w.sizes(), w.options(), poison) : torch::empty({0}, x.options());
   if (need_x) grad_input(dz, lo_dx ? dz_lo : torch::Tensor(), w, dx, stream);
-  if (need_w) grad_weight(dz, lo_dw ? dz_lo : torch::Tensor(), x, dw, stream);
+  if (need_w) grad_weight_keeping(dz, lo_dw ? dz_lo : torch::Tensor(), x, dw, stream, x_planes);
   std::vector<torch::Tensor> grads{dx, dw};
   grads.push_back(dbias);
   grads.push_back(dgamma);
@@ -4084,7 +4149,7 @@ if _HAS_CUSTOM_OP:
         @torch.library.custom_op(_NAMESPACE + "::forward", mutates_args=())
         def forward_op(x: _Tensor, weight: _Tensor, bias: _Tensor, gamma: _Tensor, beta: _Tensor, s0: float, eps: float,
                        keep: bool) -> Tuple[_Tensor, _Tensor, _Tensor, _Tensor]:
-            return tuple(_forward_impl(x, weight, bias, gamma, beta, s0, eps, keep))
+            return tuple(_forward_impl(x, weight, bias, gamma, beta, s0, eps, keep)[:4])
 
         @forward_op.register_fake
         def _(x, weight, bias, gamma, beta, s0, eps, keep):

@@ -163,3 +163,27 @@ def test_the_weight_plane_follows_every_update(linear):
     ours.fc.weight.data[3, 5] += 1.0  # (one element: the version stays, the fingerprint likely misses it)
     assert ours.fc.weight._version == version
     assert torch.equal(fresh(), fresh())
+
+
+def test_a_training_step_makes_x_planes_once(linear):
+    """grad_weight reads the planes of x the forward GEMM made (kept by autograd beside x) rather than making them
+    again: a step runs the row-plane kernel four times (x's planes, the weight's idle check in forward and in
+    grad_input, dz's rows), not five. The gradients' accuracy with the kept planes is
+    test_extreme_rows_match_the_reference's."""
+    _, linear, _, K, N = linear
+    torch.manual_seed(0)
+    ours = linear.ModelNew(K, N).cuda()
+    x, g = torch.randn(1024, K, device="cuda"), torch.randn(1024, N, device="cuda")
+    assert engine_ran(linear, 1024, K).startswith("wgmma"), engine_ran(linear, 1024, K)
+
+    def step():
+        ours.zero_grad(set_to_none=True)
+        ours(x).backward(g)
+
+    step()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    launches = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    assert sum("scale_rows_kernel" in n for n in launches) == 4, sorted(set(launches))

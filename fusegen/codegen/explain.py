@@ -55,6 +55,16 @@ def _weight_plane_words(plan) -> str:
             f"sizes, {share})")
 
 
+def _x_planes_words(plan) -> str:
+    """Where x's planes live: made by forward, kept for grad_weight in training (Plan.keeps_x_planes)."""
+    row = plan.pieces * (-(-plan.spec.input_size // 8) * 8) * 2 + 8  # fp16 values and 2 floats a row (scales)
+    if not plan.keeps_x_planes:
+        return "x's planes are made per call in scratch"
+    return (f"x's planes are made by forward and, in training, kept beside autograd's saved tensors for grad_weight "
+            f"({row / 1024:.1f} KiB a batch row, {1024 * row / 2 ** 20:.0f} MiB at batch 1024; under torch.compile "
+            "grad_weight makes them again)")
+
+
 ENGINE_WORDS = {
     "wgmma_tf32": "sm_90a `wgmma` (TMA bulk copies into a ring of shared-memory stages, one producer warp, two "
                   "consumer warpgroups; the weight is split in registers, x / dz once per call into TF32 "
@@ -222,7 +232,7 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
            "(an optimizer step, load_state_dict or an in-place write makes a new one; so does a write through "
            "`.data` that changes one of the 8192 elements each call compares on the GPU; after a smaller one, call "
            "the module's clear_weight_planes()) and kept on the GPU beside it, for up to 8 weights a "
-           "build; x's and dz's planes are made per call in scratch."] if plan.scaled else []),
+           f"build; {_x_planes_words(plan)}; dz's planes are made per call in scratch."] if plan.scaled else []),
         "- Sizes: input and hidden " + ("compiled in" if plan.fixed_sizes else "passed at run time") +
         "; any batch. Backward reads z (the GEMM output, kept in training)" +
         (" and the group statistics (float64" + ((", computed in fp32: z carries TF32's rounding" if plan.scaled else

@@ -143,6 +143,13 @@ class Plan:
         return self.plane is not None
 
     @property
+    def keeps_x_planes(self) -> bool:
+        """Training keeps x's planes, made for the forward GEMM, for grad_weight's, which reads the same ones (x's rows
+        scaled): a pass over x fewer a step, for their memory held from forward to backward (autograd's saved
+        tensors)."""
+        return self.scaled
+
+    @property
     def pieces(self) -> int:
         """Planes an operand of a scaled plan (_plane_count)."""
         return _plane_count(self.precision, self.scaled)

@@ -82,6 +82,7 @@ class RowSumPlan:
     # what Plan's readers ask of any plan
     converts = False
     scaled = False  # (its GEMV reads the fp32 operands: no scaled planes)
+    keeps_x_planes = False
     plane = None
     wgmma = False
     arch_flags = ()
