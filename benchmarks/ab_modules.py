@@ -4,6 +4,9 @@ For "did this change cost time": e.g. the module of the previous commit (git sho
 against the current one.
 
     PYTHONPATH=. python benchmarks/ab_modules.py OLD.py NEW.py --init 8192,8192,512 --batch 1024 [--rounds 7]
+
+--kernels also profiles a forward+backward step of each (kernel_times.step_kernel_times, a row per launch in
+launch order) and prints the two side by side: which kernel a difference comes from.
 """
 import argparse
 import pathlib
@@ -14,6 +17,7 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from fusegen.tools.tune import _import, time_layer  # noqa: E402
+from kernel_times import step_kernel_times  # noqa: E402  (beside this script)
 
 
 def main(argv=None):
@@ -25,6 +29,7 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--inner", type=int, default=5)
+    ap.add_argument("--kernels", action="store_true", help="also each step's kernels side by side (us)")
     args = ap.parse_args(argv)
     init = [int(v) for v in args.init.split(",")]
     models = {}
@@ -46,6 +51,14 @@ def main(argv=None):
     fa, fba = (statistics.median(t) for t in times["A"])
     fbb_f, fbb = (statistics.median(t) for t in times["B"])
     print(f"B / A: forward {fbb_f / fa:.3f}, forward+backward {fbb / fba:.3f}")
+    if args.kernels:
+        xg = x.clone().requires_grad_()
+        rows = {label: step_kernel_times(model, xg, g, args.reps, by_launch=True) for label, model in models.items()}
+        print(f"{'kernel (a row per launch, launch order of A then B)':<90} {'A us':>8} {'B us':>8}")
+        for name in list(dict.fromkeys(list(rows["A"]) + list(rows["B"]))):
+            a, b = (rows[label].get(name, (0.0, 0))[0] for label in ("A", "B"))
+            print(f"{name[:90]:<90} {a:8.1f} {b:8.1f}")
+        print(f"{'total':<90} {sum(v[0] for v in rows['A'].values()):8.1f} {sum(v[0] for v in rows['B'].values()):8.1f}")
 
 
 if __name__ == "__main__":

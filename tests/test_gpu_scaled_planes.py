@@ -173,11 +173,12 @@ def test_a_training_step_makes_x_planes_once(linear):
     _, linear, _, K, N = linear
     torch.manual_seed(0)
     ours = linear.ModelNew(K, N).cuda()
-    x, g = torch.randn(1024, K, device="cuda"), torch.randn(1024, N, device="cuda")
+    x, g = torch.randn(1024, K, device="cuda", requires_grad=True), torch.randn(1024, N, device="cuda")
     assert engine_ran(linear, 1024, K).startswith("wgmma"), engine_ran(linear, 1024, K)
 
     def step():
         ours.zero_grad(set_to_none=True)
+        x.grad = None
         ours(x).backward(g)
 
     step()
