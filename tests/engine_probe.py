@@ -12,9 +12,15 @@ from fusegen.dtypes import dtype
 LAYOUTS = ((True, True, True), (True, False, True), (False, False, True), (True, True, False),
            (True, False, False), (False, False, False), (False, True, False))
 ENGINES = ("Mma", "MmaNarrow")  # the engine template's names for its two tiles
+# The half template's two-plane form on the plan's tile (3xFP16: each operand hi and lo, stacked: lo's plane
+# follows hi's), probed after ENGINES (variant len(ENGINES) * len(LAYOUTS) + layout)
+PLANES_ENGINE = "Mma3"
 
 PROBE = r"""
 namespace fg {
+{planes_engine}
+template <class E, class = void> constexpr int PLANES_OF = 1;  // (the fp32 engine has no PLANES)
+template <class E> constexpr int PLANES_OF<E, std::void_t<decltype(E::PLANES)>> = E::PLANES;
 // C (M x N, row-major fp32) = A B with A(m, k) = A[m a_sm + k a_sk], B(k, n) = B[k b_sk + n b_sn]: A is M x K
 // row-major when k-fast, else K x M; B is N x K row-major (nn.Linear's weight) when k-fast, else K x N.
 template <class E, bool AK, bool BKF, bool VEC>
@@ -31,16 +37,37 @@ __global__ void __launch_bounds__(E::THREADS) probe(const elem_t* A, const elem_
     }
 }
 
+// (a probe of a two-plane engine takes A and B as their planes stacked: lo's plane follows hi's)
 template <class E, bool AK, bool BKF, bool VEC>
-static const char* run(const void* A, const void* B, float* C, int M, int N, int K) {
+__global__ void __launch_bounds__(E::THREADS) probe_planes(const elem_t* A, const elem_t* B, float* C, int M, int N,
+                                                           int K) {
+  extern __shared__ float smem[];
+  float acc[E::ACC_M][E::ACC_N];
+  const int m0 = blockIdx.x * E::TILE_M, n0 = blockIdx.y * BN;
+  E::template mainloop<AK, BKF, false, false, VEC>(acc, smem, A, AK ? K : 1, AK ? 1 : M, B, BKF ? 1 : N,
+                                                   BKF ? K : 1, M, N, K, m0, n0, (long long)M * K, (long long)N * K);
+  for (int i = 0; i < E::ACC_M; ++i)
+    for (int j = 0; j < E::ACC_N; ++j) {
+      const int r = m0 + E::row(i), c = n0 + E::col(j);
+      if (r < M && c < N) C[(long long)r * N + c] = acc[i][j];
+    }
+}
+
+template <class E, class Kernel>
+static const char* launch_probe(Kernel kernel, const void* A, const void* B, float* C, int M, int N, int K) {
   const int bytes = E::SMEM_FLOATS * 4;
-  cudaError_t e = cudaFuncSetAttribute(probe<E, AK, BKF, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e != cudaSuccess) return cudaGetErrorString(e);
   const dim3 grid((M + E::TILE_M - 1) / E::TILE_M, (N + BN - 1) / BN);
-  probe<E, AK, BKF, VEC><<<grid, E::THREADS, bytes>>>(static_cast<const elem_t*>(A), static_cast<const elem_t*>(B),
-                                                      C, M, N, K);
+  kernel<<<grid, E::THREADS, bytes>>>(static_cast<const elem_t*>(A), static_cast<const elem_t*>(B), C, M, N, K);
   e = cudaGetLastError();
   return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
+}
+
+template <class E, bool AK, bool BKF, bool VEC>
+static const char* run(const void* A, const void* B, float* C, int M, int N, int K) {
+  if constexpr (PLANES_OF<E> == 2) return launch_probe<E>(probe_planes<E, AK, BKF, VEC>, A, B, C, M, N, K);
+  else return launch_probe<E>(probe<E, AK, BKF, VEC>, A, B, C, M, N, K);
 }
 }  // namespace fg
 
@@ -62,18 +89,40 @@ def probe_plan(element: str):
                                output=half)
 
 
-def probe_source(element: str) -> str:
-    env = _environment()
-    p = probe_plan(element)
+def _probe_cases(engines) -> str:
     cases = []
-    for e, engine in enumerate(ENGINES):
+    for e, engine in enumerate(engines):
         for k, (ak, bk, vec) in enumerate(LAYOUTS):
             flags = ", ".join("true" if f else "false" for f in (ak, bk, vec))
             cases.append(f"    case {e * len(LAYOUTS) + k}: return fg::run<fg::{engine}, {flags}>(A, B, C, M, N, K);")
-    return "\n".join(["#include <cuda_runtime.h>", "#include <cstring>",
+    return "\n".join(cases)
+
+
+def probe_source(element: str) -> str:
+    """The 16-bit mma.sync engine: its two tiles (ENGINES), then its two-plane form on the plan's tile
+    (PLANES_ENGINE)."""
+    env = _environment()
+    p = probe_plan(element)
+    t = p.mma_tile
+    planes = (f"using {PLANES_ENGINE} = MmaHalfEngine<{t.block_m}, {t.warps_m}, {t.warps_n}, {t.block_k}, "
+              f"{t.stages}, 2>;")
+    return "\n".join(["#include <cuda_runtime.h>", "#include <cstring>", "#include <type_traits>",
                       env.get_template("types.h.j2").render(plan=p), env.get_template("common.cuh.j2").render(plan=p),
                       env.get_template("engines/mainloop_mma_half.cuh.j2").render(plan=p),
-                      PROBE.replace("{cases}", "\n".join(cases))])
+                      PROBE.replace("{planes_engine}", planes).replace("{cases}",
+                                                                       _probe_cases(ENGINES + (PLANES_ENGINE,)))])
+
+
+def tf32_probe_source() -> str:
+    """The fp32 mma.sync engine of the 3xtf32 plan for sm_80 (3xTF32: each operand split in registers), its two
+    tiles (ENGINES): the baseline a two-plane fp16 engine is measured against."""
+    env = _environment()
+    p = fusegen.plan(fusegen.Spec(1024, 1024, 32), arch=(8, 0), scaled_planes=False)
+    assert p.mainloop == "mma_tf32" and p.precision == "3xtf32", p.summary
+    return "\n".join(["#include <cuda_runtime.h>", "#include <cstring>", "#include <type_traits>",
+                      env.get_template("types.h.j2").render(plan=p), env.get_template("common.cuh.j2").render(plan=p),
+                      env.get_template("engines/mainloop_mma_tf32.cuh.j2").render(plan=p),
+                      PROBE.replace("{planes_engine}", "").replace("{cases}", _probe_cases(ENGINES))])
 
 
 BINDING = r"""

@@ -247,8 +247,9 @@ def test_binding_compiles_against_cpu_torch_headers(name, tmp_path):
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH or /usr/local/cuda/bin/nvcc)")
 @pytest.mark.parametrize("element", ["bfloat16", "float16"])
 def test_half_engine_compiles_without_spills(element, tmp_path):
-    """The bf16 / fp16 mma.sync engine on its own (tests/engine_probe.py: every operand layout, both tiles), for
-    sm_80 and sm_90 under torch's nvcc flags, before any module uses it; tests/test_gpu_engines.py runs it."""
+    """The bf16 / fp16 mma.sync engine on its own (tests/engine_probe.py: every operand layout, both tiles and the
+    two-plane 3xFP16 form), for sm_80 and sm_90 under torch's nvcc flags, before any module uses it;
+    tests/test_gpu_engines.py runs it."""
     from engine_probe import probe_source
     from test_chains import TORCH_NVCC_FLAGS
 
@@ -259,8 +260,24 @@ def test_half_engine_compiles_without_spills(element, tmp_path):
                             *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
         assert r.returncode == 0, r.stderr[-4000:]
         report = _ptxas_report(r.stderr)
-        assert len(report) >= 14, r.stderr[-2000:]  # 7 layouts x 2 tiles
+        assert len(report) >= 21, r.stderr[-2000:]  # 7 layouts x (2 tiles + the two-plane form)
         assert all(stores == 0 and loads == 0 for _, _, stores, loads in report), report
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH or /usr/local/cuda/bin/nvcc)")
+def test_3xtf32_mma_engine_probe_compiles(tmp_path):
+    """The sm_80 3xTF32 engine's probe (tests/engine_probe.py tf32_probe_source), benchmarks/mma_3xfp16.py's
+    baseline: compiles for sm_80 without spills."""
+    from engine_probe import tf32_probe_source
+    from test_chains import TORCH_NVCC_FLAGS
+
+    cu = tmp_path / "probe.cu"
+    cu.write_text(tf32_probe_source())
+    r = subprocess.run([NVCC, "-arch=sm_80", "-c", str(cu), "-o", str(tmp_path / "probe.o"), "-Xptxas", "-v",
+                        *TORCH_NVCC_FLAGS], stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert r.returncode == 0, r.stderr[-4000:]
+    report = _ptxas_report(r.stderr)
+    assert len(report) >= 14 and all(stores == 0 and loads == 0 for _, _, stores, loads in report), report
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH or /usr/local/cuda/bin/nvcc)")

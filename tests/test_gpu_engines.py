@@ -6,7 +6,7 @@ element shows. The bar: fp32 accumulation of exact products, promoted every 64 o
 import pytest
 import torch
 
-from engine_probe import BINDING, ENGINES, LAYOUTS, probe_source
+from engine_probe import BINDING, ENGINES, LAYOUTS, PLANES_ENGINE, probe_source
 from helpers import gpu_available
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
@@ -60,6 +60,40 @@ def test_half_engine_matches_fp64(element, engine, layout, dist):
         err = (c - ref).abs()
         worst = (err / bound).max().item()
         assert worst <= 1.0, f"{element} {ENGINES[engine]} {LAYOUTS[layout]} {dist} {(m, n, k)}: error {worst:.2f}x the bar"
+
+
+def _planes(x):
+    """x (fp64) as fp16 hi and lo (lo the rest, rounded), stacked: (2, *x.shape), and the value they hold."""
+    hi = x.half()
+    lo = (x - hi.double()).half()
+    return torch.stack([hi, lo]), hi.double() + lo.double()
+
+
+@pytest.mark.parametrize("layout", range(len(LAYOUTS)), ids=["A%s-B%s-%s" % (
+    "k" if a else "m", "k" if b else "n", "vec" if v else "scalar") for a, b, v in LAYOUTS])
+@pytest.mark.parametrize("dist", ["normal", "uniform", "lognormal", "row_scales"])
+def test_two_plane_engine_sums_three_products(layout, dist):
+    """The 16-bit mma.sync engine's two-plane form (3xFP16 on sm_80+: tests/engine_probe.py's PLANES_ENGINE), every
+    operand layout, awkward sizes: C = lo(A) hi(B) + hi(A) lo(B) + hi(A) hi(B). Against fp64 of the planes' values,
+    less lo x lo (left out by design); the bar: the tensor cores' accumulation of three products a k16 step over
+    each promotion interval and the totals' adds (as the one-plane test's, times three), plus lo x lo's size. A
+    dropped or doubled small product misses it by ~2^-11 relative."""
+    a_kfast, b_kfast, vec = LAYOUTS[layout]
+    sizes = [(64, 128, 64), (200, 136, 1032), (8, 256, 4096)] if vec else \
+        [(1, 1, 1), (37, 131, 67), (129, 257, 130), (3, 7, 1001)]
+    gen = torch.Generator().manual_seed(11 * layout + 5)
+    variant = len(ENGINES) * len(LAYOUTS) + layout
+    for m, n, k in sizes:
+        (ap, a), (wp, w) = _planes(_draw((m, k), dist, gen)), _planes(_draw((n, k), dist, gen))
+        lo_lo = ap[1].double().abs() @ wp[1].double().abs().t()
+        ref = a @ w.t() - ap[1].double() @ wp[1].double().t()
+        bound = 2.0 ** -24 * 3 * (k / 64 + 80) * (a.abs() @ w.abs().t()) + lo_lo + 1e-30
+        A = (ap if a_kfast else ap.transpose(1, 2)).contiguous().cuda()
+        B = (wp if b_kfast else wp.transpose(1, 2)).contiguous().cuda()
+        c = _probe("float16").run(variant, A, B, m, n, k).double().cpu()
+        assert not c.isnan().any(), f"unwritten outputs at {(m, n, k)}"
+        worst = ((c - ref).abs() / bound).max().item()
+        assert worst <= 1.0, f"{PLANES_ENGINE} {LAYOUTS[layout]} {dist} {(m, n, k)}: error {worst:.2f}x the bar"
 
 
 _WGMMA = {}
