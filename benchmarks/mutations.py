@@ -153,7 +153,7 @@ MUTATIONS += (
              ("tests/test_gpu_scaled_planes.py", "-k", "follows")),
     Mutation("x_planes_unwritten", "forward reports x's planes kept for grad_weight but writes them to its scratch "
              "(grad_weight reads a buffer nobody wrote)", "templates/launchers.cuh.j2",
-             "x_kept ? &kept : &at, &xp, s);", "&at, &xp, s);",
+             "x_kept ? &kept : at, xp, s)", "at, xp, s)",
              ("tests/test_gpu_scaled_planes.py", "-k", "extreme and 3xtf32")),
     Mutation("row_tail_unstored", "the row planes' values past those held in registers left unwritten (rows over "
              "8192 values, or 1024 in the 4-byte form)", "templates/engines/operand_scale.cuh.j2",

@@ -1879,6 +1879,25 @@ __device__ __forceinline__ void unscale(float (&acc)[E::ACC_M][E::ACC_N], const 
   }
 }
 
+// The same for any engine's fragment (mma.sync's rows come 8 apart, not in pairs): a load a row and a column.
+template <class E>
+__device__ __forceinline__ void unscale_each(float (&acc)[E::ACC_M][E::ACC_N], const float* p_scale,
+                                             const float* r_scale, int rows, int cols, int m0, int n0) {
+  static_assert(E::TILE_M <= SCALE_PAD, "a tile's scales within the padding");
+  float rs[E::ACC_N];
+#pragma unroll
+  for (int j = 0; j < E::ACC_N; ++j) {
+    const int c = n0 + E::col(j);
+    rs[j] = r_scale && c < cols ? r_scale[c] : 1.f;
+  }
+#pragma unroll
+  for (int i = 0; i < E::ACC_M; ++i) {
+    const float ps = p_scale[m0 + E::row(i)];  // (past `rows`: padding, for rows never stored)
+#pragma unroll
+    for (int j = 0; j < E::ACC_N; ++j) acc[i][j] *= ps * rs[j];
+  }
+}
+
 // ---- host ----
 constexpr int LD_ALIGN = 16 / (int)sizeof(plane_t);  // elements in 16 bytes: the copy engine's row stride
 static int round_up_ld(int v) { return (v + LD_ALIGN - 1) / LD_ALIGN * LD_ALIGN; }
@@ -2537,7 +2556,8 @@ namespace fg {
 long long scratch_floats(int M, int N, int K);
 // The schedule a GEMM of rows x cols outputs over `reduce` gets (tma: the wgmma engine can read its raw
 // operand): engine 0 compensated SIMT, 1 the plan's tile, 2 the narrow tile, 3 wgmma, 4 and 5 the few-rows
-// engines (forward, backward), 6 grad_weight's outer product (a few batch rows); split-K slices.
+// engines (forward, backward), 6 grad_weight's outer product (a few batch rows), 7 mma.sync over scaled planes;
+// split-K slices.
 // gemm: 0 forward, 1 grad_input, 2 grad_weight.
 void schedule_of(int rows, int cols, int reduce, bool tma, int gemm, int* engine, int* split, int* slice);
 // Whether grad_input (dx) and grad_weight (dw) of a layer of M x N over K sum compensated, reading dz's rounding
@@ -2590,6 +2610,14 @@ __host__ __device__ constexpr int smem_bytes() {  // dynamic: over the 48 KB sta
 }
 constexpr bool EVEN_K_FORWARD = FIXED_K > 0 && FIXED_K % Simt::BK == 0;
 
+// The forward's epilogue on a tile's accumulators (the plan's group strategy), for the engines of the Main kind.
+template <class E, bool EXACT>
+__device__ __forceinline__ void forward_epilogue(float (&acc)[E::ACC_M][E::ACC_N], float* smem, const ForwardArgs& a,
+                                                 int M, int N, int m0, int n0) {
+  if constexpr (EXACT || !E::QUAD_FRAGMENTS) gn_epilogue_smem<E>(acc, smem, a, M, N, m0, n0);
+  else gn_epilogue_fragment<E>(acc, a, M, N, m0, n0);
+}
+
 // Blocks walk m fastest: the blocks in flight at once share W's tiles (the big operand) in L2. blockIdx.z is
 // the split-K slice (split_k.cuh): the block sums k in [z * slice, min(K, (z + 1) * slice)).
 // E: the engine; EXACT: compensated sums (SIMT); VEC: 16-byte copies (tensor-core engine, aligned operands).
@@ -2607,8 +2635,7 @@ __global__ void __launch_bounds__(E::THREADS, EXACT ? 1 : E::FORWARD_MIN_BLOCKS)
   if constexpr (!EXACT) {  // (compensated GEMMs are never split: see schedule())
     if (!split_k_finish<E>(acc, sk)) return;
   }
-  if constexpr (EXACT || !E::QUAD_FRAGMENTS) gn_epilogue_smem<E>(acc, smem, a, a.M, N, m0, n0);
-  else gn_epilogue_fragment<E>(acc, a, a.M, N, m0, n0);
+  forward_epilogue<E, EXACT>(acc, smem, a, a.M, N, m0, n0);
 }
 
 // The backward GEMMs store their result, or add it to the output (add: for the dz_lo pass, see grad_input).
@@ -2731,6 +2758,7 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
 #endif
 }
 
+
 static const char* last_error() {
   const cudaError_t e = cudaGetLastError();
   return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
@@ -2765,7 +2793,7 @@ static const char* launch(Kernel kernel, int rows, int cols, int slices, cudaStr
 
 // ---- schedules: the engine and the split-K slices of one GEMM, chosen per call from its sizes ----
 // The batch is a run-time value, so the choice is too: every engine below is compiled into this module.
-enum class Engine { Exact, Main, Narrow, Wgmma, Gemv, GemvT, Outer };  // (api.h's numbers)
+enum class Engine { Exact, Main, Narrow, Wgmma, Gemv, GemvT, Outer, Planes };  // (api.h's numbers)
 // The few-rows engine a GEMM may take (a caller's fact, not a size): forward (16-byte rows), grad_input, grad_weight.
 enum class Few { None, Gemv, GemvT, Outer };
 struct Schedule {
@@ -2987,6 +3015,35 @@ static const char* weight_plane(const elem_t* w, long long sw0, long long sw1, i
   *wp = carve(&made, N, K, N);
   return nullptr;
 }
+// Each GEMM's planes, as every engine that reads planes takes them (scratch from *at on). forward: x's and W's, rows
+// scaled (x's into x_kept where given, for grad_weight: *x_made; W's made once per version where the binding
+// passes it).
+static const char* forward_planes(const op_t* x, long long sx0, long long sx1, const op_t* w, long long sw0,
+                                  long long sw1, int M, int N, int K, float* w_made, float* x_kept, bool* x_made,
+                                  float** at, Plane* xp, Plane* wp, cudaStream_t s) {
+  float* kept = x_kept;
+  if (const char* err = scale_rows(x, sx0, sx1, M, K, nullptr, x_kept ? &kept : at, xp, s)) return err;
+  if (x_made) *x_made = x_kept != nullptr;
+  return weight_plane(w, sw0, sw1, N, K, w_made, at, wp, s);
+}
+// grad_input: W's, rows scaled, then dz's with W's row scales folded into its columns: dx = dz's row scale x the sum.
+static const char* grad_input_planes(const op_t* dz, const op_t* w, long long sw0, long long sw1, int M, int N, int K,
+                                     float* w_made, float** at, Plane* wp, Plane* dp, cudaStream_t s) {
+  if (const char* err = weight_plane(w, sw0, sw1, N, K, w_made, at, wp, s)) return err;
+  return scale_rows(dz, N, 1, M, N, wp->scale, at, dp, s);
+}
+// grad_weight: x's, rows scaled (forward's, kept, where given), then dz's with x's row scales folded into its rows
+// and each column scaled, read row-contiguous as dz^T: dW = dz's column scale x the sum.
+static const char* grad_weight_planes(const op_t* dz, const op_t* x, long long sx0, long long sx1, int M, int N, int K,
+                                      const float* x_kept, float** at, Plane* xp, Plane* dp, cudaStream_t s) {
+  if (x_kept) {
+    float* kept = const_cast<float*>(x_kept);
+    *xp = carve(&kept, M, K, M);
+  } else if (const char* err = scale_rows(x, sx0, sx1, M, K, nullptr, at, xp, s)) {
+    return err;
+  }
+  return scale_cols(dz, N, M, N, xp->scale, at, dp, s, true);
+}
 
 // A wgmma GEMM over pre-split P and raw R (tensor maps built here, per call: they hold the pointers). P is p_rows x
 // reduce with row stride p_ld, or (P_K_FAST false) stored transposed: reduce rows of p_rows, row stride p_ld.
@@ -3043,14 +3100,10 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
   if (const char* err = split_k(sc, 0, scratch, &sk)) return err;
   switch (sc.engine) {
     case Engine::Wgmma: {
-      // x's and W's planes, rows scaled (x's into x_kept where given, for grad_weight; W's made once per version
-      // where the binding passes it); the kernel multiplies both scales back
+      // the kernel multiplies both planes' scales back
       float* at = scratch;
-      float* kept = x_kept;
       Plane xp, wp;
-      err = scale_rows(x, sx0, sx1, M, K, nullptr, x_kept ? &kept : &at, &xp, s);
-      if (!err && x_made) *x_made = x_kept != nullptr;
-      if (!err) err = weight_plane(w, sw0, sw1, N, K, w_made, &at, &wp, s);
+      err = forward_planes(x, sx0, sx1, w, sw0, sw1, M, N, K, w_made, x_kept, x_made, &at, &xp, &wp, s);
       if (!err && sc.split > 1) err = split_k(sc, 0, at, &sk);
       if (!err) err = launch_wgmma<true>(wgmma_forward_kernel, sc.split, s, xp.p, nullptr, M, K, xp.ld, wp.p, N, K,
                                          wp.ld, xp.scale, wp.scale, a, sk);
@@ -3121,11 +3174,9 @@ const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w_in, lo
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   // dz (M, N) k-fast with row stride N; W (N, K) n-fast: its contiguous index is the output column k.
   if (sc.engine == Engine::Wgmma) {  // P = dz (M x N), R = W (N x K): dx (M x K)
-    // W's plane, rows scaled, then dz's with W's row scales folded into its columns: dx = dz's row scale x the sum
     float* at = scratch;
     Plane wp, dp;
-    if (const char* err = weight_plane(w, sw0, sw1, N, K, w_made, &at, &wp, s)) return err;
-    if (const char* err = scale_rows(dz, N, 1, M, N, wp.scale, &at, &dp, s)) return err;
+    if (const char* err = grad_input_planes(dz, w, sw0, sw1, M, N, K, w_made, &at, &wp, &dp, s)) return err;
     SplitK sk;
     if (const char* err = split_k(sc, 1, at, &sk)) return err;
     if constexpr (Wgmma::PERSISTENT) {
@@ -3168,17 +3219,9 @@ const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x_in, l
   }
   // dz^T (N, M) n-fast (its contiguous index is the output row n); x (M, K) k-fast along the output column.
   if (sc.engine == Engine::Wgmma) {  // P = dz^T (N x M), R = x (M x K): dW (N x K)
-    // x's plane, rows scaled (forward's, kept, where given), then dz's with x's row scales folded into its rows
-    // and each column scaled, read row-contiguous as dz^T: dW = dz's column scale x the sum
     float* at = scratch;
     Plane xp, dp;
-    if (x_kept) {
-      float* kept = const_cast<float*>(x_kept);
-      xp = carve(&kept, M, K, M);
-    } else if (const char* err = scale_rows(x, sx0, sx1, M, K, nullptr, &at, &xp, s)) {
-      return err;
-    }
-    if (const char* err = scale_cols(dz, N, M, N, xp.scale, &at, &dp, s, true)) return err;
+    if (const char* err = grad_weight_planes(dz, x, sx0, sx1, M, N, K, x_kept, &at, &xp, &dp, s)) return err;
     SplitK sk;
     if (const char* err = split_k(sc, 2, at, &sk)) return err;
     if constexpr (Wgmma::PERSISTENT) {
@@ -3276,7 +3319,8 @@ namespace fg {
 long long scratch_floats(int M, int N, int K);
 // The schedule a GEMM of rows x cols outputs over `reduce` gets (tma: the wgmma engine can read its raw
 // operand): engine 0 compensated SIMT, 1 the plan's tile, 2 the narrow tile, 3 wgmma, 4 and 5 the few-rows
-// engines (forward, backward), 6 grad_weight's outer product (a few batch rows); split-K slices.
+// engines (forward, backward), 6 grad_weight's outer product (a few batch rows), 7 mma.sync over scaled planes;
+// split-K slices.
 // gemm: 0 forward, 1 grad_input, 2 grad_weight.
 void schedule_of(int rows, int cols, int reduce, bool tma, int gemm, int* engine, int* split, int* slice);
 // Whether grad_input (dx) and grad_weight (dw) of a layer of M x N over K sum compensated, reading dz's rounding
@@ -3660,7 +3704,7 @@ std::tuple<std::string, int64_t, int64_t> schedule(int64_t rows, int64_t cols, i
   int engine = 0, split = 0, slice = 0;
   fg::schedule_of(to_int(rows, "rows"), to_int(cols, "cols"), to_int(reduce, "reduce"), tma, kind, &engine,
                   &split, &slice);
-  static const char* names[] = {"simt_fp32 compensated", "mma_tf32 m128n128k32w2x4s3", "mma_tf32 narrow m32n128k32w1x4s3", "wgmma_3xf16s m128n128s3", "gemv_fp32 m4", "gemv_t_fp32 m4", "outer_fp32 m4"};
+  static const char* names[] = {"simt_fp32 compensated", "mma_tf32 m128n128k32w2x4s3", "mma_tf32 narrow m32n128k32w1x4s3", "wgmma_3xf16s m128n128s3", "gemv_fp32 m4", "gemv_t_fp32 m4", "outer_fp32 m4", "(no planes engine)"};
   return {names[engine], split, slice};
 }
 

@@ -29,17 +29,20 @@ BIG_MACS = 1 << 28  # half the examples are GEMMs above this (the wide tiles and
 
 
 def _variants():
-    """(precision, arch to plan for): the visible GPU's engine, plus mma.sync on a Hopper."""
+    """(precision, arch to plan for, plan()'s scaled_planes): the visible GPU's engine, plus mma.sync on a Hopper,
+    there also 3xtf32 over scaled planes on mma.sync (the opt-in 3xFP16 engine of sm_80 / 89)."""
     out = []
     for precision in PRECISIONS:
-        out.append((precision, VISIBLE_ARCH))
+        out.append((precision, VISIBLE_ARCH, None))
         if VISIBLE_ARCH == fusegen.WGMMA_ARCH and precision != "fp32":
-            out.append((precision, (8, 0)))
+            out.append((precision, (8, 0), None))
+        if VISIBLE_ARCH == fusegen.WGMMA_ARCH and precision == fusegen.spec.TF32X3:
+            out.append((precision, (8, 0), True))
     return out
 
 
 VARIANTS = _variants()
-VARIANT_IDS = [f"{p}-sm{a[0]}{a[1]}" if a else p for p, a in VARIANTS]
+VARIANT_IDS = [(f"{p}-sm{a[0]}{a[1]}" if a else p) + ("-planes" if planes else "") for p, a, planes in VARIANTS]
 
 
 @pytest.fixture(scope="session")
@@ -50,12 +53,12 @@ def module_dir(tmp_path_factory):
 _MODULES = {}
 
 
-def dynamic_module(spec, out_dir, arch=VISIBLE_ARCH):
+def dynamic_module(spec, out_dir, arch=VISIBLE_ARCH, planes=None):
     """Generated module for `spec` with run-time sizes: all specs of one group width share one build."""
-    if (spec, arch) not in _MODULES:
-        _MODULES[spec, arch] = import_file(fusegen.write_module(fusegen.plan(spec, fixed_sizes=False, arch=arch),
-                                                                out_dir))
-    return _MODULES[spec, arch]
+    if (spec, arch, planes) not in _MODULES:
+        _MODULES[spec, arch, planes] = import_file(fusegen.write_module(
+            fusegen.plan(spec, fixed_sizes=False, arch=arch, scaled_planes=planes), out_dir))
+    return _MODULES[spec, arch, planes]
 
 
 @pytest.fixture(scope="session")
@@ -64,10 +67,10 @@ def prebuilt(module_dir, request):
     compiles overlap (the default variant always: the tests without a precision parameter use it)."""
     from fusegen.tools.tune import _build_all
 
-    selected = selected_params(request, ("precision", "arch")) | {(fusegen.spec.TF32X3, VISIBLE_ARCH)}
+    selected = selected_params(request, ("precision", "arch", "planes")) | {(fusegen.spec.TF32X3, VISIBLE_ARCH, None)}
     paths = [fusegen.write_module(fusegen.plan(fusegen.Spec(8, gw, 1, precision=precision), fixed_sizes=False,
-                                               arch=arch), module_dir)
-             for precision, arch in VARIANTS if (precision, arch) in selected for gw in GROUP_WIDTHS]
+                                               arch=arch, scaled_planes=planes), module_dir)
+             for precision, arch, planes in VARIANTS if (precision, arch, planes) in selected for gw in GROUP_WIDTHS]
     failed = _build_all(paths, jobs=len(paths))
     assert not failed, "builds failed:\n" + "\n".join(f"{p.name}:\n{out}" for p, out in failed.items())
     return module_dir
@@ -81,7 +84,7 @@ PHASES = tuple(Phase) if os.environ.get("FUSEGEN_GPU_SHRINK", "1") != "0" else (
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=False, print_blob=True, phases=PHASES,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def _random_shapes(data, precision, arch, prebuilt):
+def _random_shapes(data, precision, arch, planes, prebuilt):
     gw = data.draw(st.sampled_from(GROUP_WIDTHS), label="group width")
     if data.draw(st.booleans(), label="above BIG_MACS"):  # half the examples where the wide tiles run
         batch = data.draw(st.one_of(st.integers(256, 2048), st.sampled_from([257, 1000, 2048])), label="batch")
@@ -100,12 +103,12 @@ def _random_shapes(data, precision, arch, prebuilt):
     dist = data.draw(st.sampled_from(DISTRIBUTIONS), label="input distribution")
     assume(batch * gw > 1)  # the reference's GroupNorm refuses a single value a group
     spec = fusegen.Spec(input_size=input_size, hidden_size=gw * groups, num_groups=groups, precision=precision)
-    compare_with_reference(dynamic_module(spec, prebuilt, arch).ModelNew, spec, batch, seed, dist=dist)
+    compare_with_reference(dynamic_module(spec, prebuilt, arch, planes).ModelNew, spec, batch, seed, dist=dist)
 
 
-@pytest.mark.parametrize("precision,arch", VARIANTS, ids=VARIANT_IDS)
-def test_random_shapes_match_fp64_reference(precision, arch, prebuilt):
-    _random_shapes(precision=precision, arch=arch, prebuilt=prebuilt)
+@pytest.mark.parametrize("precision,arch,planes", VARIANTS, ids=VARIANT_IDS)
+def test_random_shapes_match_fp64_reference(precision, arch, planes, prebuilt):
+    _random_shapes(precision=precision, arch=arch, planes=planes, prebuilt=prebuilt)
 
 
 # Shapes earlier runs found hard, kept as fixed cases: a 200-channel group (two-stage) at batch 691 where one
@@ -121,14 +124,14 @@ HARD_CASES = [(200, 38, 16, 691, 4045), (3, 8, 8192, 7, 8), (200, 1, 1, 1, 9825)
 HARD_CASES += [(3, 2434, 1, 1, 2434, "uniform")]
 
 
-@pytest.mark.parametrize("precision,arch", VARIANTS, ids=VARIANT_IDS)
+@pytest.mark.parametrize("precision,arch,planes", VARIANTS, ids=VARIANT_IDS)
 @pytest.mark.parametrize("case", HARD_CASES, ids=lambda c: "-".join(map(str, c)))
-def test_known_hard_shapes(case, precision, arch, prebuilt):
+def test_known_hard_shapes(case, precision, arch, planes, prebuilt):
     gw, groups, input_size, batch, seed, dist = case + ("rand",) * (6 - len(case))
     if batch * gw == 1:
         pytest.skip("GroupNorm needs more than one value a group")
     spec = fusegen.Spec(input_size=input_size, hidden_size=gw * groups, num_groups=groups, precision=precision)
-    compare_with_reference(dynamic_module(spec, prebuilt, arch).ModelNew, spec, batch, seed, dist=dist)
+    compare_with_reference(dynamic_module(spec, prebuilt, arch, planes).ModelNew, spec, batch, seed, dist=dist)
 
 
 def _headline_module():

@@ -20,21 +20,25 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="n
 K, N = 1000, 520  # (K not a multiple of 8: the planes' rows padded for the copy engine)
 
 
-ENGINES = {"tf32": "wgmma_f16s", "3xtf32": "wgmma_3xf16s"}
+# variant -> (precision, arch planned for, the mainloop reading the planes); the sm_80 one (3xFP16 on mma.sync,
+# opt-in) runs here as sm_90 code
+ENGINES = {"tf32": ("tf32", fusegen.WGMMA_ARCH, "wgmma_f16s"), "3xtf32": ("3xtf32", fusegen.WGMMA_ARCH, "wgmma_3xf16s"),
+           "3xtf32-sm80": ("3xtf32", (8, 0), "mma_3xf16s")}
 # 3xtf32: each finite row within this many times the fp32 reference's own error (normwise per row), or FLOOR
 FP32_RATIO, FLOOR = 2.0, 1e-6
 
 
-def _build(tmp_path_factory, precision, k, n):
+def _build(tmp_path_factory, variant, k, n):
     """(the model file, its module, the precision, input, hidden): tests/models/stage_linear_alone.py at k x n."""
+    precision, arch, mainloop = ENGINES[variant]
     out = tmp_path_factory.mktemp("scaled")
     text = (REPO / "tests" / "models" / "stage_linear_alone.py").read_text()
     model = out / "linear_alone.py"
     model.write_text(text.replace("input_size = 29", f"input_size = {k}").replace("hidden_size = 70",
                                                                                    f"hidden_size = {n}"))
-    plan = fusegen.plan(model_spec(model, precision=precision)[0], arch=fusegen.WGMMA_ARCH, fixed_sizes=False,
+    plan = fusegen.plan(model_spec(model, precision=precision)[0], arch=arch, fixed_sizes=False,
                         scaled_planes=True)
-    assert plan.scaled and plan.mainloop == ENGINES[precision]
+    assert plan.scaled and plan.mainloop == mainloop
     return load_model_file(model), import_file(fusegen.write_module(plan, out)), precision, k, n
 
 
@@ -47,7 +51,8 @@ def linear(tmp_path_factory, request):
 def wide(tmp_path_factory, linear):
     """Rows wider than the row kernel holds in registers: x's and W's (8200 values; its 16-byte form holds 8192)
     and dz's (1030, not a multiple of 4; its 4-byte form holds 1024)."""
-    return _build(tmp_path_factory, linear[2], 8200, 1030)
+    variant = next(v for v, (_, _, mainloop) in ENGINES.items() if mainloop == linear[1].MAINLOOP)
+    return _build(tmp_path_factory, variant, 8200, 1030)
 
 
 def _extreme_rows(M, K, gen):
@@ -81,7 +86,7 @@ def test_extreme_rows_match_the_reference(linear, wide, M, sizes):
     torch.manual_seed(0)
     ours = linear.ModelNew(K, N).cuda()
     ours.load_state_dict(ref.state_dict())
-    assert engine_ran(linear, M, K).startswith(ENGINES[precision]), engine_ran(linear, M, K)
+    assert engine_ran(linear, M, K).startswith(linear.MAINLOOP), engine_ran(linear, M, K)
     x = _extreme_rows(M, K, gen).cuda()
     g = torch.randn(M, N, generator=gen).cuda()
     finite = torch.isfinite(x).all(dim=1)
@@ -174,7 +179,7 @@ def test_a_training_step_makes_x_planes_once(linear):
     torch.manual_seed(0)
     ours = linear.ModelNew(K, N).cuda()
     x, g = torch.randn(1024, K, device="cuda", requires_grad=True), torch.randn(1024, N, device="cuda")
-    assert engine_ran(linear, 1024, K).startswith("wgmma"), engine_ran(linear, 1024, K)
+    assert engine_ran(linear, 1024, K).startswith(linear.MAINLOOP), engine_ran(linear, 1024, K)
 
     def step():
         ours.zero_grad(set_to_none=True)

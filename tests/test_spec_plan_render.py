@@ -881,6 +881,27 @@ def test_3xtf32_on_hopper_reads_two_scaled_fp16_planes():
     # planes as 3-D tensor maps; the small products before hi x hi
     assert "MATRIX_PLANES = 2" in source and "static constexpr int PLANES = 2" in source
     assert "scale_rows(w, sw0, sw1, N, K, nullptr, &buffer, &wp, s, true, changed)" in source
-    assert "scale_cols(dz, N, M, N, xp.scale, &at, &dp, s, true)" in source
+    assert "scale_cols(dz, N, M, N, xp->scale, at, dp, s, true)" in source
     assert "cp.async.bulk.tensor.3d" in source and "split_value<SAFE>" in source
     assert p.module_name != old.module_name and p.kernel_uri != old.kernel_uri
+
+
+def test_3xfp16_on_mma_sync_is_opt_in_for_sm80():
+    """plan(scaled_planes=True) on sm_80 runs 3xtf32's big GEMMs on mma.sync over two scaled fp16 planes (engine
+    Planes: the 16-bit engine's two-plane form, mainloop mma_3xf16s), the fp32 3xTF32 engine keeping small and
+    narrow ones; without it sm_80 keeps 3xTF32 (THREE_FP16_MMA: not yet run in a module on a GPU); tf32 does not
+    take it."""
+    spec = fusegen.Spec(8192, 8192, 512)
+    p = fusegen.plan(spec, arch=(8, 0), scaled_planes=True)
+    assert p.scaled and p.scaled_mma and not p.wgmma and p.pieces == 2 and p.mainloop == "mma_3xf16s"
+    assert p.mma_template == "mma_tf32" and p.promote_every_k == 64 and p.keeps_x_planes
+    assert p.schedule_engines[7] == "mma_3xf16s m128n128k32w2x4s3" and p.schedule_engines[1].startswith("mma_tf32")
+    from fusegen.plan.planner import THREE_FP16_MMA
+    assert not fusegen.plan(spec, arch=(8, 0)).scaled and THREE_FP16_MMA is False
+    assert not fusegen.plan(fusegen.Spec(8192, 8192, 512, precision="tf32"), arch=(8, 0), scaled_planes=True).scaled
+    source = fusegen.render_cuda(p)
+    assert "using MmaPlanes = MmaHalfEngine<128, 2, 4, 32, 3, 2, plane_t>;" in source
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in source and "case Engine::Planes:" in source
+    assert "return split_schedule<MmaPlanes>(Engine::Planes, rows, cols, reduce, 1);" in source
+    words = " ".join(explain(p).split())
+    assert "`mma_3xf16s`" in words and "Opt-in" in words

@@ -88,6 +88,12 @@ ENGINE_WORDS = {
                     "products a k16 step (the small ones first), sums promoted into fp32 every 64 of K; x's and "
                     "dz's planes made per call, the weight's once per version; twice the 3xTF32 engine's rate; "
                     "small GEMMs run the mma.sync 3xTF32 engine",
+    "mma_3xf16s": "`mma.sync` m16n8k16 f16 (sm_80+) over two scaled fp16 planes of each fp32 operand (as the "
+                  "sm_90 3xfp16 engine's: hi and lo, one power-of-two scale a row), three products a k16 step (the "
+                  "small ones first), sums promoted into fp32 every 64 of K; x's and dz's planes made per call, the "
+                  "weight's once per version; about 1.7x the mma.sync 3xTF32 engine's GEMM rate (measured on an "
+                  "H100's mma.sync); small and unaligned GEMMs run the mma.sync 3xTF32 engine. Opt-in "
+                  "(plan(scaled_planes=True)) until run in a module on a GPU",
     "mma_bf16": "`mma.sync` m16n8k16 bf16 (sm_80+), multi-stage cp.async pipeline",
     "mma_f16": "`mma.sync` m16n8k16 f16 (sm_80+), multi-stage cp.async pipeline",
     "simt_fp32": "SIMT FFMA (any GPU)",
@@ -296,6 +302,7 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
                       "wgmma_f16s": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
                       "wgmma_3xf16s": "sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.",
                       "mma_tf32": "sm_80 or newer.", "mma_bf16": "sm_80 or newer.", "mma_f16": "sm_80 or newer.",
+                      "mma_3xf16s": "sm_80 or newer.",
                       "simt_fp32": "any CUDA GPU with 81 KB of shared memory a block (not sm_75)."}[plan.mainloop],
         "- Input: {0} CUDA (batch, {1}), any strides; {0} parameters on the same GPU.".format(plan.element.name,
                                                                                              s.input_size),

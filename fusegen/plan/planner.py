@@ -49,6 +49,11 @@ SCALED_PLANE = FLOAT16
 # fragments), three stages of four 16 KB plane tiles.
 THREE_FP16 = True
 THREE_FP16_TILE = WgmmaTile(block_m=128, block_n=128, stages=3)
+# 3xtf32 on mma.sync (sm_80 / 86 / 89) over the same two planes: the 16-bit engine's two-plane form (engine Planes,
+# beside the fp32 engines that keep small and unaligned GEMMs). Its GEMMs measured 1.7-1.8x the 3xTF32 engine's on
+# an H100's mma.sync, more accurate (benchmarks/mma_3xfp16.py; session 31 run 7); not yet run inside a module on
+# a GPU, so opt-in (plan(scaled_planes=True)) until it is.
+THREE_FP16_MMA = False
 
 
 def _plane_count(precision: str, scaled: bool) -> int:
@@ -141,6 +146,12 @@ class Plan:
     def scaled(self) -> bool:
         """The wgmma GEMMs read scaled 16-bit planes (Plan.plane)."""
         return self.plane is not None
+
+    @property
+    def scaled_mma(self) -> bool:
+        """The scaled planes are read by mma.sync (sm_80+: engine Planes, the 16-bit engine's two-plane form), not
+        wgmma; the fp32 mma.sync engines (Main, Narrow) keep the GEMMs it does not take."""
+        return self.scaled and not self.wgmma
 
     @property
     def keeps_x_planes(self) -> bool:
@@ -412,13 +423,14 @@ class Plan:
         """Names of the launchers' schedule engines, in their enum's order: compensated SIMT, the main tile, the
         narrow tile, wgmma, the few-rows engines: forward, backward, grad_weight's outer product (names of engines
         the plan lacks are never reported)."""
-        mma = self.mma_template.replace("half", self.operand.short) if self.wgmma else self.mainloop
+        mma = self.mma_template.replace("half", self.operand.short) if self.wgmma or self.scaled_mma else self.mainloop
         main = f"{mma} {self.mma_tile.name}" if self.mma_tile else f"{self.mainloop} {self.tile.name}"
         narrow = f"{mma} narrow {self.narrow_tile.name}" if self.narrow_tile else "(no narrow tile)"
         wgmma = f"{self.mainloop} {self.tile.name}" if self.wgmma else "(no wgmma)"
         few = tuple(f"{name}_fp32 m{self.gemv_max_rows}" if self.gemv_max_rows else "(no few-rows engine)"
                     for name in ("gemv", "gemv_t", "outer"))
-        return ("simt_fp32 compensated", main, narrow, wgmma) + few
+        planes = f"{self.mainloop} {self.mma_tile.name}" if self.scaled_mma else "(no planes engine)"
+        return ("simt_fp32 compensated", main, narrow, wgmma) + few + (planes,)
 
     @property
     def variant_key(self) -> tuple:
@@ -505,7 +517,10 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # tf32 on wgmma: scaled fp16 planes (SCALED_PLANE), on the 16-bit engine's tile unless one was tuned for them
     # (an entry timed on the TF32 engine's mainloop does not carry over); 3xtf32 too where three_fp16: two
     # planes an operand
-    scaled = (spec.precision == TF32 or three_fp16) and not half and isinstance(tile, WgmmaTile)
+    three_fp16_mma = spec.precision == TF32X3 and not half and (THREE_FP16_MMA if scaled_planes is None
+                                                                 else scaled_planes)
+    scaled = not half and ((spec.precision == TF32 or three_fp16) and isinstance(tile, WgmmaTile) or
+                           three_fp16_mma and type(tile) is MmaTile)
     plane = SCALED_PLANE if scaled else None
     mainloop = ENGINES[type(tile)]
     if half:  # the engine of the operands' own type (a 16-bit stage is the fp32 engine's size in bytes)
@@ -519,7 +534,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         tile, tuned_for = wgmma_tile, ""
     planes = _plane_count(spec.precision, scaled)  # (Plan.pieces)
     split = spec.precision != TF32 and not half  # (the 3xTF32 wgmma engine stages two planes of its operand)
-    need = tile.plane_smem_bytes(planes) if planes else tile.smem_bytes(split) if isinstance(tile, WgmmaTile) else 0
+    need = (tile.plane_smem_bytes(planes) if planes else tile.smem_bytes(split)) if isinstance(tile, WgmmaTile) else 0
     if planes == 2 and tile.block_m > 128:
         raise ValueError(f"tile {tile.name}: the 3xfp16 engine holds its accumulators and their fp32 totals in "
                          f"registers, {tile.block_m // 2} of each a thread at {tile.block_m} rows: at most 128 rows")

@@ -83,6 +83,7 @@ class RowSumPlan:
     converts = False
     scaled = False  # (its GEMV reads the fp32 operands: no scaled planes)
     keeps_x_planes = False
+    scaled_mma = False
     plane = None
     wgmma = False
     arch_flags = ()
