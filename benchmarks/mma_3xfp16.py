@@ -16,9 +16,11 @@ import sys
 import torch
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 from engine_probe import BINDING, ENGINES, LAYOUTS, probe_source, tf32_probe_source  # noqa: E402
+from fusegen.tools.tune import time_ms  # noqa: E402
 
 # (name, layout index in LAYOUTS): the forward (x, W both k-fast), grad_input (dz k-fast, W n-fast) and
 # grad_weight (dz, x both k-slow) with 16-byte copies
@@ -47,21 +49,6 @@ def scaled_planes(x):
 def layout(x, k_fast):
     """x (..., rows, k) as the probe reads it: itself (k-fast) or its last two dimensions swapped, contiguous."""
     return (x if k_fast else x.transpose(-1, -2)).contiguous()
-
-
-def time_ms(fn, reps):
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
 
 
 def main():
