@@ -94,7 +94,8 @@ def test_help(tmp_path, args):
     assert r.returncode == 0, r.stderr
     assert "usage: fusegen" in r.stdout
     if args[0] == "render":
-        for opt in ("--hidden", "--groups", "--input", "--out", "--dynamic-sizes", "--arch", "--gpu", "--precision"):
+        for opt in ("--hidden", "--groups", "--input", "--out", "--dynamic-sizes", "--arch", "--gpu", "--precision",
+                    "--planes"):
             assert opt in r.stdout
 
 
@@ -110,6 +111,22 @@ def test_main_in_process(tmp_path, capsys):
     assert "3xtf32 wgmma_3xf16s GEMM" in capsys.readouterr().out
     assert main(["render", "--hidden", "32", "--groups", "2", "--out", str(tmp_path), "--arch", "8.0"]) == 0
     assert "3xtf32 mma_tf32 GEMM" in capsys.readouterr().out
+
+
+def test_planes_choose_3xtf32s_engine_and_stay_in_the_render_command(tmp_path, capsys):
+    """--planes on / off picks 3xtf32's engine against the GPU's default (planes on sm_90, 3xTF32 elsewhere), and
+    the module's regenerate command keeps the choice."""
+    from fusegen.tools.cli import main
+    cases = [("8.0", "on", "mma_3xf16s", " --planes on"), ("8.0", "auto", "mma_tf32", ""),
+             ("9.0", "off", "wgmma_tf32", " --planes off"), ("9.0", "auto", "wgmma_3xf16s", "")]
+    for arch, planes, mainloop, flag in cases:
+        out = tmp_path / f"{arch}-{planes}"
+        assert main(["render", "--hidden", "64", "--groups", "2", "--out", str(out), "--arch", arch, "--planes",
+                     planes, "--gpu", "none"]) == 0
+        assert f"3xtf32 {mainloop} GEMM" in capsys.readouterr().out, (arch, planes)
+        text = next(out.glob("*.py")).read_text()
+        command = next(line for line in text.splitlines() if line.startswith("Regenerate with: "))
+        assert command.endswith("--groups 2" + (" --arch 9.0" if arch == "9.0" else "") + flag), command
 
 
 def test_render_twice_leaves_no_temp_files(tmp_path):

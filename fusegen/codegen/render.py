@@ -192,6 +192,15 @@ def _indent(text: str, n: int) -> str:
     return "\n".join((" " * n + line) if line.strip() else "" for line in text.splitlines())
 
 
+def _planes_flag(p: Plan) -> str:
+    """--planes where the plan's 3xtf32 engine is not the default for its GPU (planes on sm_90, 3xTF32 elsewhere)."""
+    if getattr(p, "scaled_mma", False) and p.pieces == 2:
+        return " --planes on"
+    if p.wgmma and p.mainloop == "wgmma_tf32" and p.spec.precision == "3xtf32":
+        return " --planes off"
+    return ""
+
+
 def render_command(p: Plan) -> str:
     """The command line that regenerates this plan's module (tiles: from the tuning table)."""
     s = p.spec
@@ -207,7 +216,7 @@ def render_command(p: Plan) -> str:
             cmd += f' --gpu "{p.tuned_for}"'
         elif p.wgmma:
             cmd += " --arch 9.0"
-        return cmd
+        return cmd + _planes_flag(p)
     cmd = f"fusegen render --input {s.input_size} --hidden {s.hidden_size} --groups {s.num_groups}"
     if s.eps != Spec.eps:
         cmd += f" --eps {s.eps!r}"
@@ -225,8 +234,7 @@ def render_command(p: Plan) -> str:
         cmd += f' --gpu "{p.tuned_for}"'
     elif p.wgmma:
         cmd += " --arch 9.0"
-
-    return cmd
+    return cmd + _planes_flag(p)
 
 
 def _docstring_safe(text: str) -> str:

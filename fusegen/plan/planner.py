@@ -52,7 +52,7 @@ THREE_FP16_TILE = WgmmaTile(block_m=128, block_n=128, stages=3)
 # 3xtf32 on mma.sync (sm_80 / 86 / 89) over the same two planes: the 16-bit engine's two-plane form (engine Planes,
 # beside the fp32 engines that keep small and unaligned GEMMs). Its GEMMs measured 1.7-1.8x the 3xTF32 engine's on
 # an H100's mma.sync, more accurate (benchmarks/mma_3xfp16.py; session 31 run 7); not yet run inside a module on
-# a GPU, so opt-in (plan(scaled_planes=True)) until it is.
+# a GPU, so opt-in (plan(scaled_planes=True), fusegen render --planes on) until it is.
 THREE_FP16_MMA = False
 
 
@@ -475,7 +475,8 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     choose the GEMM's engine). rewrite=False plans the chain as written. feeds_layer: the output is the next fused
     layer's input (a model of several GEMMs): under autocast it is handed on in float32 (Plan.feeds_layer).
     scaled_planes: for 3xtf32 on wgmma, True runs the 16-bit engine over two scaled fp16 planes an operand
-    (3xfp16), False the TF32 engine; None: THREE_FP16 decides. (tf32 on wgmma always reads scaled planes.)
+    (3xfp16), False the TF32 engine; None: THREE_FP16 decides. (tf32 on wgmma always reads scaled planes.) On
+    mma.sync (sm_80+), True gives 3xtf32's big GEMMs to engine Planes (3xfp16 on mma.sync); None: THREE_FP16_MMA.
     """
     from .. import __version__
 

@@ -19,6 +19,10 @@ DTYPE_HELP = ("what the layer's tensors hold: float32 (default), bfloat16 or flo
 AUTOCAST_HELP = ("the float32 layer as it runs under torch.autocast(\"cuda\", dtype=...): bfloat16 or float16 operands "
                  "for the Linear, each later op in the type autocast gives it; the module runs under that autocast "
                  "only (default: without)")
+PLANES = {"auto": None, "on": True, "off": False}  # --planes: plan()'s scaled_planes
+PLANES_HELP = ("3xtf32's engine: on: two scaled fp16 planes an operand (3xFP16: wgmma_3xf16s on sm_90, "
+               "mma_3xf16s on sm_80+, the latter not yet run inside a module on a GPU); off: the 3xTF32 engines "
+               "(TF32 parts); auto (default): planes on sm_90, 3xTF32 elsewhere")
 PRECISION_HELP = ("how the GEMMs multiply. 3xtf32 (default on sm_80+): tensor cores with each fp32 operand split "
                   "into two TF32 parts, fp32-accurate (passes allclose 1e-4 against the fp32 reference). tf32: "
                   "tensor cores on TF32-rounded operands, ~3x faster still but ~3e-4 relative error: FAILS "
@@ -96,6 +100,7 @@ def _add_layer_args(p, tuning_only=False):
     p.add_argument("--arch", default=None, type=_arch,
                    help="compute capability to plan for, e.g. 9.0 (wgmma engine) or 8.0 (mma.sync), when the "
                         "tuning table has no entry for --gpu (default: the visible GPU's; none visible: 8.0)")
+    p.add_argument("--planes", choices=sorted(PLANES), default="auto", help=PLANES_HELP)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -159,6 +164,7 @@ def _parser() -> argparse.ArgumentParser:
     from_model.add_argument("--dynamic-sizes", action="store_true", help="as for render")
     from_model.add_argument("--gpu", default=None, help="as for render")
     from_model.add_argument("--arch", default=None, type=_arch, help="as for render")
+    from_model.add_argument("--planes", choices=sorted(PLANES), default="auto", help="as for render")
     from_model.add_argument("--bench", action="store_true",
                             help="then time the module against the file's Model, eager and torch.compile (a table)")
     from_model.add_argument("--batch", type=_batches, default=None,
@@ -192,7 +198,7 @@ def _plan(args, spec, feeds_layer=False):
         tuned = tuned_gpus(spec)
         gpu = tuned[0] if len(tuned) == 1 else None
     return plan(spec, fixed_sizes=not args.dynamic_sizes, gpu=gpu, arch=args.arch or _visible_arch(),
-                feeds_layer=feeds_layer)
+                feeds_layer=feeds_layer, scaled_planes=PLANES[getattr(args, "planes", "auto")])
 
 
 def cache_root() -> pathlib.Path:
