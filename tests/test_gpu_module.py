@@ -30,19 +30,20 @@ BIG_MACS = 1 << 28  # half the examples are GEMMs above this (the wide tiles and
 
 def _variants():
     """(precision, arch to plan for, plan()'s scaled_planes): the visible GPU's engine, plus mma.sync on a Hopper,
-    there also 3xtf32 over scaled planes on mma.sync (the opt-in 3xFP16 engine of sm_80 / 89)."""
+    there also 3xtf32's other mma.sync engine (3xTF32, --planes off: sm_80's default is 3xFP16 over planes)."""
     out = []
     for precision in PRECISIONS:
         out.append((precision, VISIBLE_ARCH, None))
         if VISIBLE_ARCH == fusegen.WGMMA_ARCH and precision != "fp32":
             out.append((precision, (8, 0), None))
         if VISIBLE_ARCH == fusegen.WGMMA_ARCH and precision == fusegen.spec.TF32X3:
-            out.append((precision, (8, 0), True))
+            out.append((precision, (8, 0), False))
     return out
 
 
 VARIANTS = _variants()
-VARIANT_IDS = [(f"{p}-sm{a[0]}{a[1]}" if a else p) + ("-planes" if planes else "") for p, a, planes in VARIANTS]
+VARIANT_IDS = [(f"{p}-sm{a[0]}{a[1]}" if a else p) + {None: "", True: "-planes", False: "-planes-off"}[planes]
+               for p, a, planes in VARIANTS]
 
 
 @pytest.fixture(scope="session")

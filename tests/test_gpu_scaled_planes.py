@@ -20,8 +20,8 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="n
 K, N = 1000, 520  # (K not a multiple of 8: the planes' rows padded for the copy engine)
 
 
-# variant -> (precision, arch planned for, the mainloop reading the planes); the sm_80 one (3xFP16 on mma.sync,
-# opt-in) runs here as sm_90 code
+# variant -> (precision, arch planned for, the mainloop reading the planes); the sm_80 one (3xFP16 on mma.sync)
+# runs here as sm_90 code
 ENGINES = {"tf32": ("tf32", fusegen.WGMMA_ARCH, "wgmma_f16s"), "3xtf32": ("3xtf32", fusegen.WGMMA_ARCH, "wgmma_3xf16s"),
            "3xtf32-sm80": ("3xtf32", (8, 0), "mma_3xf16s")}
 # 3xtf32: each finite row within this many times the fp32 reference's own error (normwise per row), or FLOOR

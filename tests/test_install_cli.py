@@ -110,14 +110,14 @@ def test_main_in_process(tmp_path, capsys):
     assert main(["render", "--hidden", "32", "--groups", "2", "--out", str(tmp_path), "--arch", "9.0"]) == 0
     assert "3xtf32 wgmma_3xf16s GEMM" in capsys.readouterr().out
     assert main(["render", "--hidden", "32", "--groups", "2", "--out", str(tmp_path), "--arch", "8.0"]) == 0
-    assert "3xtf32 mma_tf32 GEMM" in capsys.readouterr().out
+    assert "3xtf32 mma_3xf16s GEMM" in capsys.readouterr().out
 
 
 def test_planes_choose_3xtf32s_engine_and_stay_in_the_render_command(tmp_path, capsys):
-    """--planes on / off picks 3xtf32's engine against the GPU's default (planes on sm_90, 3xTF32 elsewhere), and
-    the module's regenerate command keeps the choice."""
+    """--planes on / off picks 3xtf32's engine against the GPU's default (planes on sm_90 and on mma.sync), and the
+    module's regenerate command keeps a choice that differs from it."""
     from fusegen.tools.cli import main
-    cases = [("8.0", "on", "mma_3xf16s", " --planes on"), ("8.0", "auto", "mma_tf32", ""),
+    cases = [("8.0", "off", "mma_tf32", " --planes off"), ("8.0", "auto", "mma_3xf16s", ""), ("8.0", "on", "mma_3xf16s", ""),
              ("9.0", "off", "wgmma_tf32", " --planes off"), ("9.0", "auto", "wgmma_3xf16s", "")]
     for arch, planes, mainloop, flag in cases:
         out = tmp_path / f"{arch}-{planes}"

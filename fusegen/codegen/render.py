@@ -9,7 +9,8 @@ import jinja2
 from ..dtypes import FLOAT32
 from ..ops import chain_title, op
 from ..plan import Plan, RowSumPlan, plan as make_plan
-from ..spec import Spec
+from ..plan.planner import THREE_FP16, THREE_FP16_MMA
+from ..spec import TF32X3, Spec
 from .explain import explain
 
 _PACKAGE = pathlib.Path(__file__).resolve().parent.parent  # fusegen/
@@ -192,13 +193,16 @@ def _indent(text: str, n: int) -> str:
     return "\n".join((" " * n + line) if line.strip() else "" for line in text.splitlines())
 
 
+# 3xtf32's tensor-core engines: whether each reads two scaled fp16 planes an operand
+_PLANES_ENGINES = {"wgmma_3xf16s": True, "wgmma_tf32": False, "mma_3xf16s": True, "mma_tf32": False}
+
+
 def _planes_flag(p: Plan) -> str:
-    """--planes where the plan's 3xtf32 engine is not the default for its GPU (planes on sm_90, 3xTF32 elsewhere)."""
-    if getattr(p, "scaled_mma", False) and p.pieces == 2:
-        return " --planes on"
-    if p.wgmma and p.mainloop == "wgmma_tf32" and p.spec.precision == "3xtf32":
-        return " --planes off"
-    return ""
+    """--planes where the plan's 3xtf32 engine is not its GPU family's default (THREE_FP16 on wgmma,
+    THREE_FP16_MMA on mma.sync)."""
+    planes = _PLANES_ENGINES.get(p.mainloop) if p.spec.precision == TF32X3 else None
+    default = THREE_FP16 if p.mainloop.startswith("wgmma") else THREE_FP16_MMA
+    return "" if planes is None or planes == default else " --planes on" if planes else " --planes off"
 
 
 def render_command(p: Plan) -> str:

@@ -51,9 +51,9 @@ THREE_FP16 = True
 THREE_FP16_TILE = WgmmaTile(block_m=128, block_n=128, stages=3)
 # 3xtf32 on mma.sync (sm_80 / 86 / 89) over the same two planes: the 16-bit engine's two-plane form (engine Planes,
 # beside the fp32 engines that keep small and unaligned GEMMs). Its GEMMs measured 1.7-1.8x the 3xTF32 engine's on
-# an H100's mma.sync, more accurate (benchmarks/mma_3xfp16.py; session 31 run 7); not yet run inside a module on
-# a GPU, so opt-in (plan(scaled_planes=True), fusegen render --planes on) until it is.
-THREE_FP16_MMA = False
+# an H100's mma.sync, more accurate (benchmarks/mma_3xfp16.py; session 31 run 7); the headline module's step 0.58x
+# the 3xTF32 module's (session 32 run 2). The default there; plan(scaled_planes=False) / --planes off keeps 3xTF32.
+THREE_FP16_MMA = True
 
 
 def _plane_count(precision: str, scaled: bool) -> int:

@@ -21,8 +21,7 @@ AUTOCAST_HELP = ("the float32 layer as it runs under torch.autocast(\"cuda\", dt
                  "only (default: without)")
 PLANES = {"auto": None, "on": True, "off": False}  # --planes: plan()'s scaled_planes
 PLANES_HELP = ("3xtf32's engine: on: two scaled fp16 planes an operand (3xFP16: wgmma_3xf16s on sm_90, "
-               "mma_3xf16s on sm_80+, the latter not yet run inside a module on a GPU); off: the 3xTF32 engines "
-               "(TF32 parts); auto (default): planes on sm_90, 3xTF32 elsewhere")
+               "mma_3xf16s on other sm_80+); off: the 3xTF32 engines (TF32 parts); auto (default): on")
 PRECISION_HELP = ("how the GEMMs multiply. 3xtf32 (default on sm_80+): tensor cores with each fp32 operand split "
                   "into two TF32 parts, fp32-accurate (passes allclose 1e-4 against the fp32 reference). tf32: "
                   "tensor cores on TF32-rounded operands, ~3x faster still but ~3e-4 relative error: FAILS "
