@@ -132,6 +132,18 @@ def _flipped_at(at):
     return Flipped
 
 
+def test_a_gradient_that_cancels_to_noise_does_not_choose_kink_sides():
+    """A Linear's bias before a BatchNorm has a gradient of 0 in exact arithmetic: its fp64 truth is rounding noise
+    and ours is relative error ~1e8 from it, moving with the noise. The side of a kink that explains grad_x must win
+    (a GPU chain, bn_detached_residual.py, missed the bar when the noise outscored the right flip)."""
+    from fusegen.tools.accuracy import _sq_error
+    g = torch.linspace(1, 2, 100, dtype=torch.float64)
+    ours = [("grad_x", g.float()), ("grad_fc.bias", torch.full((10,), 1e-9))]
+    right = [("grad_x", g), ("grad_fc.bias", torch.full((10,), 1e-17))]
+    wrong = [("grad_x", torch.where(torch.arange(100) == 7, 0.0, g)), ("grad_fc.bias", torch.full((10,), 2e-17))]
+    assert _sq_error(ours, right) < _sq_error(ours, wrong)
+
+
 @pytest.mark.parametrize("offset,at,forgiven", [(0.0, (0, 0), True), (1e-4, (0, 0), False), (0.0, (1, 0), False)])
 def test_a_kink_flip_is_forgiven_only_within_rounding(offset, at, forgiven):
     inp, hidden, batch, seed = 300, 40, 16, 3
