@@ -56,6 +56,12 @@ THREE_FP16_TILE = WgmmaTile(block_m=128, block_n=128, stages=3)
 THREE_FP16_MMA = True
 
 
+def _three_fp16(spec: Spec, half: bool, scaled_planes, default: bool) -> bool:
+    """Whether 3xtf32's fp32 operands go to a 16-bit engine as two scaled fp16 planes: as plan(scaled_planes=)
+    asks, else the engine family's default (THREE_FP16 on wgmma, THREE_FP16_MMA on mma.sync)."""
+    return spec.precision == TF32X3 and not half and (default if scaled_planes is None else scaled_planes)
+
+
 def _plane_count(precision: str, scaled: bool) -> int:
     """Planes an operand of a scaled plan: 2 for 3xtf32's accuracy (hi and lo, three products: lo x hi, hi x lo,
     hi x hi), 1 for tf32; 0 where the plan is not scaled."""
@@ -510,7 +516,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
         tile = {mainloop: cls for cls, mainloop in ENGINES.items()}[found[0]](**found[1]) if found else None
         tile = tile if isinstance(tile, allowed) else None
         tuned_for = gpu if tile else ""
-    three_fp16 = spec.precision == TF32X3 and not half and (THREE_FP16 if scaled_planes is None else scaled_planes)
+    three_fp16 = _three_fp16(spec, half, scaled_planes, THREE_FP16)
     wgmma_tile = HALF_WGMMA_TILE if half or spec.precision == TF32 else THREE_FP16_TILE if three_fp16 else WgmmaTile()
     if tile is None:
         sm90 = arch is not None and tuple(arch) == WGMMA_ARCH
@@ -518,8 +524,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # tf32 on wgmma: scaled fp16 planes (SCALED_PLANE), on the 16-bit engine's tile unless one was tuned for them
     # (an entry timed on the TF32 engine's mainloop does not carry over); 3xtf32 too where three_fp16: two
     # planes an operand
-    three_fp16_mma = spec.precision == TF32X3 and not half and (THREE_FP16_MMA if scaled_planes is None
-                                                                 else scaled_planes)
+    three_fp16_mma = _three_fp16(spec, half, scaled_planes, THREE_FP16_MMA)
     scaled = not half and ((spec.precision == TF32 or three_fp16) and isinstance(tile, WgmmaTile) or
                            three_fp16_mma and type(tile) is MmaTile)
     plane = SCALED_PLANE if scaled else None
