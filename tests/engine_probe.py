@@ -83,10 +83,11 @@ const char* fg_probe_run(int variant, const void* A, const void* B, float* C, in
 
 def probe_plan(element: str):
     """The plan whose constants the engine is rendered with: a tensor-core plan (BN 128, promotion every 64),
-    the element swapped in (the engine's own tile: the 16-bit plans' k64 default is tested through the modules)."""
+    the element swapped in (the engine's own tile: the 16-bit plans' k64 default is tested through the modules).
+    scaled_planes=False: the 3xtf32 plan's fp32 operands, as a 16-bit plan's are (sm_80's default reads planes)."""
     half = dtype(element)
-    return dataclasses.replace(fusegen.plan(fusegen.Spec(1024, 1024, 32), arch=(8, 0)), element=half, operand=half,
-                               output=half)
+    base = fusegen.plan(fusegen.Spec(1024, 1024, 32), arch=(8, 0), scaled_planes=False)
+    return dataclasses.replace(base, element=half, operand=half, output=half)
 
 
 def _probe_cases(engines) -> str:
