@@ -20,10 +20,10 @@ and the doubling in its epilogue and writes the output once; backward is one pas
 column sums (per chunk of rows, added in a fixed order by a small kernel), and the two GEMMs.
 
 ## How
-- Precision `3xtf32`: 3xTF32 on tensor cores: each fp32 operand split into a TF32 big and small part (both
-  rounded to nearest), three products per multiply-add, running sums promoted into fp32 every 64 of K.
-  Accuracy of fp32 (passes allclose(1e-4, 1e-4) against the fp32 PyTorch reference; error against fp64 below
-  the reference's own).
+- Precision `3xtf32`: 3xTF32 on tensor cores: each fp32 operand split into a big and small part (two fp16
+  planes of one power-of-two scale a row; TF32 parts for the small GEMMs), three products per multiply-add,
+  running sums promoted into fp32 every 64 of K. Accuracy of fp32 (passes allclose(1e-4, 1e-4) against the
+  fp32 PyTorch reference; error against fp64 below the reference's own).
 - GEMM engine `wgmma_3xf16s`: sm_90a `wgmma` k16 f16 over two scaled fp16 planes of each fp32 operand (hi, and
   lo the rest to fp16, one power-of-two scale a row as the tf32 engine's: 22 significant bits), three products
   a k16 step (the small ones first), sums promoted into fp32 every 64 of K; x's and dz's planes made per call,
@@ -50,11 +50,11 @@ column sums (per chunk of rows, added in a fixed order by a small kernel), and t
 - Measured: no benchmark of this layer on this GPU in benchmarks/results (`fusegen bench` measures it).
 
 ## Trade-offs and limits
-- fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate). On sm_90 the parts are
-  fp16 planes of one power-of-two scale a row (3xFP16: a third of fp16's rate, twice 3xTF32's); the weight's
-  split rounds its big part toward zero so that an Inf of x meets parts of one sign (Inf and NaN as the
-  reference's), at one bit of the weight's 22; an element more than 2^27 below its row's largest keeps fewer
-  bits (fp16's subnormals).
+- fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate). Here the parts are fp16
+  planes of one power-of-two scale a row (3xFP16: a third of fp16's rate, twice 3xTF32's on wgmma, ~1.7x on
+  mma.sync); the weight's split rounds its big part toward zero so that an Inf of x meets parts of one sign
+  (Inf and NaN as the reference's), at one bit of the weight's 22; an element more than 2^27 below its row's
+  largest keeps fewer bits (fp16's subnormals).
 - GPUs: sm_90 only (H100/H200; built for sm_90a); render with --arch 8.0 for others.
 - Input: float32 CUDA (batch, 8192), any strides; float32 parameters on the same GPU.
 - Compile time: the first forward builds the kernels with nvcc (20-60 s), cached in FUSEGEN_CACHE_DIR (default

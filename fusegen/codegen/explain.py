@@ -21,8 +21,8 @@ PEAKS = {
 SGEMM_EFFICIENCY = 0.75
 
 PRECISION_WORDS = {
-    TF32X3: "3xTF32 on tensor cores: each fp32 operand split into a TF32 big and small part (both rounded to "
-            "nearest), three products per multiply-add, running sums promoted into fp32 every "
+    TF32X3: "3xTF32 on tensor cores: each fp32 operand split into a big and small part ({parts}), three products "
+            "per multiply-add, running sums promoted into fp32 every "
             "{promote} of K. Accuracy of fp32 (passes allclose(1e-4, 1e-4) against the fp32 PyTorch reference; "
             "error against fp64 below the reference's own).",
     TF32: "TF32 on tensor cores: operands rounded to TF32 (10-bit mantissa), one product. About 3e-4 relative "
@@ -204,7 +204,9 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         "",
         "## How",
         "- Precision `{}`: {}".format(plan.precision, PRECISION_WORDS[plan.precision].format(
-            promote=promote, sums=f"promoted every {promote} of K" if plan.promote_every_k else "over all of K")),
+            promote=promote, sums=f"promoted every {promote} of K" if plan.promote_every_k else "over all of K",
+            parts="two fp16 planes of one power-of-two scale a row; TF32 parts for the small GEMMs" if plan.scaled
+            else "TF32, both rounded to nearest")),
         *([f"- Under torch.autocast({plan.operand.name}) only: float32 parameters and input, converted to "
            f"{plan.operand.name} by our kernel for the GEMMs; each value after the Linear in the type autocast gives "
            f"it; the output {plan.output.name}" + (" (it feeds the next fused layer: float32 holding the values autocast "
@@ -279,8 +281,8 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         "",
         "## Trade-offs and limits",
         {TF32X3: "- fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate)." + (
-            " On sm_90 the parts are fp16 planes of one power-of-two scale a row (3xFP16: a third of fp16's rate, "
-            "twice 3xTF32's); the weight's split rounds its big part toward zero so that an Inf of x meets parts "
+            " Here the parts are fp16 planes of one power-of-two scale a row (3xFP16: a third of fp16's rate, "
+            "twice 3xTF32's on wgmma, ~1.7x on mma.sync); the weight's split rounds its big part toward zero so that an Inf of x meets parts "
             "of one sign (Inf and NaN as the reference's), at one bit of the weight's 22; an element more than "
             "2^27 below its row's largest keeps fewer bits (fp16's subnormals)." if plan.scaled else ""),
          TF32: "- Fastest, but ~3e-4 relative error: not a drop-in where results are compared at 1e-4." + (
