@@ -33,13 +33,15 @@ int main() {
 }
 """
 
-EXACT, MAIN, NARROW, WGMMA, GEMV, GEMV_T, OUTER = 0, 1, 2, 3, 4, 5, 6
+EXACT, MAIN, NARROW, WGMMA, GEMV, GEMV_T, OUTER, PLANES = 0, 1, 2, 3, 4, 5, 6, 7  # (the templates' enum Engine)
 SIZES = [(1, 64, 64), (4, 4096, 4096), (5, 4096, 4096), (3, 4096, 4095), (5, 130, 64), (19, 130, 64), (1, 512, 512), (16, 1024, 1024), (64, 2048, 2048),
          (65, 2048, 2048), (256, 1024, 1024), (257, 1000, 1023), (1024, 8192, 8192), (4096, 512, 512),
          (1, 8192, 8192), (7, 200, 1), (1000, 48, 3), (3, 7302, 1), (128, 128, 256), (2048, 32, 64), (0, 64, 64)]
 PLANS = {
     "wgmma-fragment": lambda: fusegen.plan(fusegen.Spec(1000, 1024, 64), fixed_sizes=False, arch=fusegen.WGMMA_ARCH),
-    "mma-two-stage": lambda: fusegen.plan(fusegen.Spec(1000, 400, 2), fixed_sizes=False),
+    "mma-two-stage": lambda: fusegen.plan(fusegen.Spec(1000, 400, 2), fixed_sizes=False),  # (3xFP16: Planes)
+    "mma-two-stage-planes-off": lambda: fusegen.plan(fusegen.Spec(1000, 400, 2), fixed_sizes=False,
+                                                     scaled_planes=False),
     "tf32-tiny-groups": lambda: fusegen.plan(fusegen.Spec(1000, 300, 100, precision="tf32"), fixed_sizes=False),
     "fp32": lambda: fusegen.plan(fusegen.Spec(1000, 256, 8, precision="fp32"), fixed_sizes=False),
 }
@@ -79,7 +81,7 @@ def test_schedules_follow_the_rules(schedules):
                  "grad_weight": (row[6:9], (n, k, m))}
         for name, ((engine, split, slice_), (rows, cols, reduce)) in gemms.items():
             where = f"{name} of batch {m}, hidden {n}, input {k} in {plan.kernel_uri}"
-            assert engine in (EXACT, MAIN, NARROW, WGMMA, GEMV, GEMV_T, OUTER), where
+            assert engine in (EXACT, MAIN, NARROW, WGMMA, GEMV, GEMV_T, OUTER, PLANES), where
             if plan.mainloop == "simt_fp32":
                 assert engine in (EXACT, MAIN), where
             if engine == NARROW:
@@ -98,6 +100,10 @@ def test_schedules_follow_the_rules(schedules):
                 assert engine == few or (name == "forward" and (reduce % 4 or cols == 0)), where
             if engine == WGMMA:
                 assert plan.wgmma, where
+            if engine == PLANES:  # the main tile's GEMMs of a 3xtf32 plan over planes on mma.sync
+                assert plan.scaled_mma, where
+            if plan.scaled_mma:
+                assert engine != MAIN, where
             assert 1 <= split <= 16, where
             if split > 1:  # whole promotion intervals, every slice non-empty, together the whole reduction
                 assert slice_ % 64 == 0 and (split - 1) * slice_ < reduce <= split * slice_, (where, split, slice_)
@@ -131,4 +137,4 @@ def test_small_layers_leave_the_compensated_path(schedules):
         assert engine == NARROW and split > 1, ((m, n, k), table[(m, n, k)])
     assert table[(1, 8192, 8192)][3] == GEMV_T  # grad_input: the backward few-rows engine
     assert table[(1, 8192, 8192)][6] == OUTER  # grad_weight: an outer product
-    assert table[(256, 1024, 1024)][0] in (MAIN, WGMMA) and table[(256, 1024, 1024)][1] > 1
+    assert table[(256, 1024, 1024)][0] in (MAIN, WGMMA, PLANES) and table[(256, 1024, 1024)][1] > 1
