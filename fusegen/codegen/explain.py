@@ -282,8 +282,8 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         "## Trade-offs and limits",
         {TF32X3: "- fp32-accurate, 3 tensor-core products per multiply-add (a third of the TF32 rate)." + (
             " Here the parts are fp16 planes of one power-of-two scale a row (3xFP16: a third of fp16's rate, "
-            "twice 3xTF32's on wgmma, ~1.7x on mma.sync); the weight's split rounds its big part toward zero so that an Inf of x meets parts "
-            "of one sign (Inf and NaN as the reference's), at one bit of the weight's 22; an element more than "
+            "twice 3xTF32's on wgmma, ~1.7x on mma.sync); the weight's split rounds its big part toward zero so "
+            "that an Inf of x meets parts of one sign (Inf and NaN as the reference's), at one bit of the weight's 22; an element more than "
             "2^27 below its row's largest keeps fewer bits (fp16's subnormals)." if plan.scaled else ""),
          TF32: "- Fastest, but ~3e-4 relative error: not a drop-in where results are compared at 1e-4." + (
              " On sm_90 the operands are fp16 planes with a power-of-two scale a row: TF32's significand; an "
