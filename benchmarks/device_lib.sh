@@ -5,6 +5,10 @@
 OUT=${OUT:-/tmp/fusegen-out}
 mkdir -p "$OUT"
 export PYTHONPATH=${PYTHONPATH:-.} PYTHONUNBUFFERED=1 FUSEGEN_CACHE_DIR=${FUSEGEN_CACHE_DIR:-/tmp/fusegen-cache}
+# load_inline's builds (the engine probes) in one folder, cleared of lock files: a build killed by a step's timeout
+# leaves its lock, and the next call on a warm machine would wait on it forever (one run at a time here).
+export TORCH_EXTENSIONS_DIR=${TORCH_EXTENSIONS_DIR:-/tmp/fusegen-torch-extensions}
+mkdir -p "$TORCH_EXTENSIONS_DIR" && find "$TORCH_EXTENSIONS_DIR" -name lock -delete
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 run() {  # name, seconds, command...
   local name=$1 limit=$2; shift 2

@@ -7,7 +7,7 @@
 #   device: PYTHONPATH=. bash benchmarks/verify_session33.sh
 set -uo pipefail
 source "$(dirname "$0")/device_lib.sh"  # $OUT, the environment, run NAME SECONDS COMMAND...
-run engines 150 python3 -m pytest -q tests/test_gpu_engines.py -k "two_plane or (half_engine_matches and float16)" \
+run engines 420 python3 -m pytest -q tests/test_gpu_engines.py -k "two_plane or (half_engine_matches and float16)" \
   -p no:cacheprovider
 run mutant 150 python3 benchmarks/mutations.py --out "$OUT" --only mma_b_lo_dropped
 run property 270 env FUSEGEN_PRECISIONS=3xtf32 FUSEGEN_GPU_EXAMPLES=20 python3 -m pytest -q tests/test_gpu_module.py \
