@@ -151,10 +151,10 @@ def _grads(ctx, dx, dw, *rest):
 
 def _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep_for_backward, keep_x_planes=False):
     """[out, z, mean, rstd, x_planes], allocated by the binding (in C++: from Python each allocation costs microseconds);
-    z and the statistics are empty unless kept for backward (or the plan's later kernels read them). x_planes:
+    z and the statistics are empty unless kept for backward (or the plan's later kernels read them), None in
+    inference. x_planes:
     x's planes as the forward GEMM read them, kept for grad_weight where asked (the eager autograd path; the custom
-    operators' outputs stay four, and grad_weight makes them again), else empty."""
-    empty = _absent(x)
+    operators' outputs stay four, and grad_weight makes them again), else None."""
     return _kernels(x.device).forward_call(x, weight, bias, gamma, beta, [],
                                            [s0], eps, keep_for_backward, keep_x_planes, POISON_OUTPUTS, _stream(x.device))
 
@@ -163,9 +163,8 @@ def _backward_impl(grad_out, x, weight, gamma, beta, z, mean, rstd, s0, need_x, 
     """[dx, dw, dbias, dgamma, dbeta], allocated by the binding; dx / dw are empty when not needed."""
     if grad_out.dtype != OUT_DTYPE:
         raise TypeError("ModelNew backward expects a {} gradient, got {}".format(_word(OUT_DTYPE), grad_out.dtype))
-    empty = _absent(z)
     return _kernels(grad_out.device).backward_call(grad_out, x, weight, gamma, beta, [], z, mean,
-                                                   rstd, empty if x_planes is None else x_planes, [s0], need_x, need_w, POISON_OUTPUTS,
+                                                   rstd, _absent(z) if x_planes is None else x_planes, [s0], need_x, need_w, POISON_OUTPUTS,
                                                    _stream(grad_out.device))
 
 
@@ -287,6 +286,11 @@ def _absent(like):
     if key not in _ABSENT:
         _ABSENT[key] = like.new_empty(0)
     return _ABSENT[key]
+
+
+def _or_empty(t, like, dtype):
+    """t, or for None a fresh 0-element tensor of dtype on like's device."""
+    return like.new_empty(0, dtype=dtype) if t is None else t
 
 
 def _stream(device):
@@ -2569,12 +2573,13 @@ void dz_lo_readers(int M, int N, int K, bool* dx, bool* dw);
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
                     const elem_t* bias, const elem_t* gamma, const elem_t* beta, const elem_t* const* chan,
                     const float* scalars, out_t* out, z_t* z, double* mean, double* rstd, double* partials,
-                    float* scratch, float* w_made, float* x_kept, bool* x_made, int M, int N, int K, float eps,
+                    float* scratch, float* w_made, bool w_force, float* x_kept, bool* x_made, int M, int N, int K, float eps,
                     void* stream);
 // The weight's scaled plane (W (N, K) as fp16 rows, each with its power-of-two scale: operand_scale.cuh) into a
 // buffer of weight_plane_floats(N, K) floats, kept by the binding per version of the weight; forward and grad_input
-// read it (w_made; nullptr: they make it in scratch). Each call remakes it only where `force` (a new version) or the
-// weight's fingerprint changed (a write through `.data`), decided on the GPU.
+// read it (w_made; nullptr: they make it in scratch) and refresh it once a call whichever engine runs (scale_weight:
+// remade where w_force, a new version, or where the weight's fingerprint changed, a write through `.data`, decided
+// on the GPU).
 long long weight_plane_floats(int N, int K);
 // x's planes (forward's, as grad_weight reads them too): forward writes them into x_kept, a buffer of
 // x_plane_floats(M, K) floats, where given and its GEMM reads planes (*x_made: whether it did); grad_weight reads
@@ -2593,7 +2598,7 @@ const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg
                               int M, int N, void* stream);
 // grad_x (M, K) = (dz + dz_lo) (M, N) * W (N, K); dz_lo (nullable) only for GEMMs of <= EXACT_MAX_MACS
 const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w, long long sw0, long long sw1,
-                       elem_t* dx, float* scratch, float* w_made, int M, int N, int K, void* stream);
+                       elem_t* dx, float* scratch, float* w_made, bool w_force, int M, int N, int K, void* stream);
 // grad_W (N, K) = (dz + dz_lo)^T (N, M) * x (M, K)
 const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
                         elem_t* dw, float* scratch, const float* x_kept, int M, int N, int K, void* stream);
@@ -2795,6 +2800,8 @@ static const char* launch(Kernel kernel, int rows, int cols, int slices, cudaStr
 // ---- schedules: the engine and the split-K slices of one GEMM, chosen per call from its sizes ----
 // The batch is a run-time value, so the choice is too: every engine below is compiled into this module.
 enum class Engine { Exact, Main, Narrow, Wgmma, Gemv, GemvT, Outer, Planes };  // (api.h's numbers)
+// The engine that reads the operands' scaled planes, the kept weight plane among them.
+static bool reads_planes(Engine e) { return e == Engine::Wgmma; }
 // The few-rows engine a GEMM may take (a caller's fact, not a size): forward (16-byte rows), grad_input, grad_weight.
 enum class Few { None, Gemv, GemvT, Outer };
 struct Schedule {
@@ -3008,8 +3015,8 @@ const char* scale_weight(const elem_t* w, long long sw0, long long sw1, int N, i
   Plane wp;
   return scale_rows(w, sw0, sw1, N, K, nullptr, &buffer, &wp, s, true, changed);
 }
-// W's plane: the binding's (made once per version: `made`), or made here in scratch (advancing *at). W's planes and
-// dz's column planes are split SAFE (operand_scale: an Inf of x meets them).
+// W's plane: the binding's (made once per version: `made`, refreshed by the caller), or made here in scratch
+// (advancing *at). W's planes and dz's column planes are split SAFE (operand_scale: an Inf of x meets them).
 static const char* weight_plane(const elem_t* w, long long sw0, long long sw1, int N, int K, float* made, float** at,
                                 Plane* wp, cudaStream_t s) {
   if (!made) return scale_rows(w, sw0, sw1, N, K, nullptr, at, wp, s, true);
@@ -3019,12 +3026,15 @@ static const char* weight_plane(const elem_t* w, long long sw0, long long sw1, i
 // Each GEMM's planes, as every engine that reads planes takes them (scratch from *at on). forward: x's and W's, rows
 // scaled (x's into x_kept where given, for grad_weight: *x_made; W's made once per version where the binding
 // passes it).
+// The kept W plane's refresh (a launch or two) follows x's kernel, the GEMM's longer wait: x's starts first.
 static const char* forward_planes(const op_t* x, long long sx0, long long sx1, const op_t* w, long long sw0,
-                                  long long sw1, int M, int N, int K, float* w_made, float* x_kept, bool* x_made,
-                                  float** at, Plane* xp, Plane* wp, cudaStream_t s) {
+                                  long long sw1, int M, int N, int K, float* w_made, bool w_force, float* x_kept,
+                                  bool* x_made, float** at, Plane* xp, Plane* wp, cudaStream_t s) {
   float* kept = x_kept;
   if (const char* err = scale_rows(x, sx0, sx1, M, K, nullptr, x_kept ? &kept : at, xp, s)) return err;
   if (x_made) *x_made = x_kept != nullptr;
+  if (w_made)
+    if (const char* err = scale_weight(w, sw0, sw1, N, K, w_made, w_force, s)) return err;
   return weight_plane(w, sw0, sw1, N, K, w_made, at, wp, s);
 }
 // grad_input: W's, rows scaled, then dz's with W's row scales folded into its columns: dx = dz's row scale x the sum.
@@ -3076,12 +3086,14 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
                     long long sw1_in,
                     const elem_t* bias, const elem_t* gamma, const elem_t* beta, const elem_t* const* chan,
                     const float* scalars, out_t* out, z_t* z, double* mean, double* rstd, double* partials,
-                    float* scratch, float* w_made, float* x_kept, bool* x_made, int M, int N, int K, float eps,
+                    float* scratch, float* w_made, bool w_force, float* x_kept, bool* x_made, int M, int N, int K, float eps,
                     void* stream) {
   if (x_made) *x_made = false;
   if ((FIXED_N && N != FIXED_N) || (FIXED_K && K != FIXED_K)) return "sizes differ from the compiled ones";
   if (N % GW) return "hidden size is not a multiple of the compiled group width";
-  if (M == 0) return nullptr;
+  // The kept weight plane is refreshed once a call whichever engine runs (the binding's entry says it is made):
+  // after x's planes where the GEMM reads planes (forward_planes), else before the GEMM.
+  if (M == 0) return w_made ? scale_weight(w_in, sw0_in, sw1_in, N, K, w_made, w_force, stream) : nullptr;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   const char* err = nullptr;
   const Operand xo = operand(x_in, sx0_in, sx1_in, M, K, x_plane(scratch, M, N, K), s, &err);
@@ -3099,12 +3111,14 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
                                vec && K % 4 == 0 ? Few::Gemv : Few::None);
   SplitK sk;
   if (const char* err = split_k(sc, 0, scratch, &sk)) return err;
+  if (w_made && !reads_planes(sc.engine))
+    if (const char* err = scale_weight(w_in, sw0_in, sw1_in, N, K, w_made, w_force, stream)) return err;
   switch (sc.engine) {
     case Engine::Wgmma: {
       // the kernel multiplies both planes' scales back
       float* at = scratch;
       Plane xp, wp;
-      err = forward_planes(x, sx0, sx1, w, sw0, sw1, M, N, K, w_made, x_kept, x_made, &at, &xp, &wp, s);
+      err = forward_planes(x, sx0, sx1, w, sw0, sw1, M, N, K, w_made, w_force, x_kept, x_made, &at, &xp, &wp, s);
       if (!err && sc.split > 1) err = split_k(sc, 0, at, &sk);
       if (!err) err = launch_wgmma<true>(wgmma_forward_kernel, sc.split, s, xp.p, nullptr, M, K, xp.ld, wp.p, N, K,
                                          wp.ld, xp.scale, wp.scale, a, sk);
@@ -3162,7 +3176,9 @@ const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg
 // dz_lo may be nullptr; it must be when the GEMM is not exact (the module asks for it under the same rule).
 // See launch_backward for how dz + dz_lo are multiplied.
 const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w_in, long long sw0_in, long long sw1_in,
-                       elem_t* dx, float* scratch, float* w_made, int M, int N, int K, void* stream) {
+                       elem_t* dx, float* scratch, float* w_made, bool w_force, int M, int N, int K, void* stream) {
+  if (w_made)  // the kept weight plane, refreshed once a call whichever engine runs (before dz's planes fold its scales)
+    if (const char* err = scale_weight(w_in, sw0_in, sw1_in, N, K, w_made, w_force, stream)) return err;
   if (M == 0 || K == 0) return nullptr;
   const char* err = nullptr;
   const Operand wo = operand(w_in, sw0_in, sw1_in, N, K, w_plane(scratch, M, N, K), static_cast<cudaStream_t>(stream),
@@ -3332,12 +3348,13 @@ void dz_lo_readers(int M, int N, int K, bool* dx, bool* dw);
 const char* forward(const elem_t* x, long long sx0, long long sx1, const elem_t* w, long long sw0, long long sw1,
                     const elem_t* bias, const elem_t* gamma, const elem_t* beta, const elem_t* const* chan,
                     const float* scalars, out_t* out, z_t* z, double* mean, double* rstd, double* partials,
-                    float* scratch, float* w_made, float* x_kept, bool* x_made, int M, int N, int K, float eps,
+                    float* scratch, float* w_made, bool w_force, float* x_kept, bool* x_made, int M, int N, int K, float eps,
                     void* stream);
 // The weight's scaled plane (W (N, K) as fp16 rows, each with its power-of-two scale: operand_scale.cuh) into a
 // buffer of weight_plane_floats(N, K) floats, kept by the binding per version of the weight; forward and grad_input
-// read it (w_made; nullptr: they make it in scratch). Each call remakes it only where `force` (a new version) or the
-// weight's fingerprint changed (a write through `.data`), decided on the GPU.
+// read it (w_made; nullptr: they make it in scratch) and refresh it once a call whichever engine runs (scale_weight:
+// remade where w_force, a new version, or where the weight's fingerprint changed, a write through `.data`, decided
+// on the GPU).
 long long weight_plane_floats(int N, int K);
 // x's planes (forward's, as grad_weight reads them too): forward writes them into x_kept, a buffer of
 // x_plane_floats(M, K) floats, where given and its GEMM reads planes (*x_made: whether it did); grad_weight reads
@@ -3356,7 +3373,7 @@ const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg
                               int M, int N, void* stream);
 // grad_x (M, K) = (dz + dz_lo) (M, N) * W (N, K); dz_lo (nullable) only for GEMMs of <= EXACT_MAX_MACS
 const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w, long long sw0, long long sw1,
-                       elem_t* dx, float* scratch, float* w_made, int M, int N, int K, void* stream);
+                       elem_t* dx, float* scratch, float* w_made, bool w_force, int M, int N, int K, void* stream);
 // grad_W (N, K) = (dz + dz_lo)^T (N, M) * x (M, K)
 const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x, long long sx0, long long sx1,
                         elem_t* dw, float* scratch, const float* x_kept, int M, int N, int K, void* stream);
@@ -3445,7 +3462,8 @@ fg::elem_t* channel_or_null(torch::Tensor& t, const char* name, int64_t N) {
 // (another stream makes its own). A newer version replaces the entry. A write through `.data` bypasses the version
 // counter (as it does autograd's own checks): each call's fingerprint of the weight, compared on the GPU, remakes
 // the plane when one of its sampled elements changed (operand_scale: weight_fingerprint_kernel); a write that
-// changes none of them needs clear_weight_planes().
+// changes none of them needs clear_weight_planes(). The kernels' launcher refreshes the plane (fg::scale_weight,
+// forced for a new entry) once a call, at the point its GEMM wants it: forward's follows x's planes.
 struct WeightPlane {
   c10::weak_intrusive_ptr<c10::StorageImpl> owner;
   const void* data;
@@ -3461,23 +3479,21 @@ std::vector<WeightPlane>& weight_planes() {
   static std::vector<WeightPlane> entries;
   return entries;
 }
-torch::Tensor weight_plane(const torch::Tensor& w, int64_t stream) {
+struct KeptPlane {
+  float* data;
+  bool force;  // a new entry: its plane is made whatever the fingerprint says
+};
+KeptPlane weight_plane(const torch::Tensor& w, int64_t stream) {
   std::lock_guard<std::mutex> hold(weight_planes_lock);
   auto& entries = weight_planes();
   const int N = to_int(w.size(0), "hidden"), K = to_int(w.size(1), "input");
-  const auto refresh = [&](const torch::Tensor& plane, bool force) {  // (a launch or two; remakes on the GPU's word)
-    check_status(fg::scale_weight(elem(const_cast<torch::Tensor&>(w)), w.stride(0), w.stride(1), N, K,
-                                  plane.data_ptr<float>(), force, as_stream(stream)),
-                 "scale_weight");
-    return plane;
-  };
   const c10::StorageImpl* impl = w.storage().unsafeGetStorageImpl();
   const auto same_owner = [impl](const WeightPlane& e) { return !e.owner.expired() && e.owner.lock().get() == impl; };
   for (const WeightPlane& e : entries)
     if (same_owner(e) && e.data == w.data_ptr() && e.version == w._version() && e.sizes == w.sizes().vec() &&
         e.strides == w.strides().vec() && e.device == w.device() && e.stream == stream)
-      return refresh(e.plane, false);  // (the same storage, offset and version: the same values but for `.data`)
-  torch::Tensor plane = refresh(torch::empty({fg::weight_plane_floats(N, K)}, w.options().dtype(torch::kFloat)), true);
+      return {e.plane.data_ptr<float>(), false};  // (the same storage, offset and version: the same values but for `.data`)
+  torch::Tensor plane = torch::empty({fg::weight_plane_floats(N, K)}, w.options().dtype(torch::kFloat));
   entries.erase(std::remove_if(entries.begin(), entries.end(),
                                [&](const WeightPlane& e) {  // (an older version of this weight, or freed)
                                  return e.owner.expired() || (same_owner(e) && e.data == w.data_ptr() &&
@@ -3487,7 +3503,7 @@ torch::Tensor weight_plane(const torch::Tensor& w, int64_t stream) {
   if (entries.size() >= kWeightPlanes) entries.erase(entries.begin());
   entries.push_back(WeightPlane{w.storage().getWeakStorageImpl(), w.data_ptr(),
                                 w._version(), w.sizes().vec(), w.strides().vec(), w.device(), stream, plane});
-  return plane;
+  return {plane.data_ptr<float>(), true};
 }
 }  // namespace
 
@@ -3523,6 +3539,7 @@ void forward_keeping(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch
   TORCH_CHECK(out.numel() == (int64_t)M * N, "fusegen: out has the wrong size");
   StageTensors st = stage_tensors(chan, scalars, N);
   torch::Tensor scratch = scratch_for(x, M, N, K);
+  const KeptPlane wp = weight_plane(w, stream);  // (looked up; the launcher refreshes it)
   check_status(fg::forward(elem(x), x.stride(0), x.stride(1), elem(w), w.stride(0),
                            w.stride(1), channel_or_null(bias, "bias", N), channel_or_null(gamma, "gn.weight", N),
                            channel_or_null(beta, "gn.bias", N), st.chan.data(), st.scalars.data(),
@@ -3530,7 +3547,7 @@ void forward_keeping(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch
                            data_or_null<double>(mean, "mean", torch::kDouble),
                            data_or_null<double>(rstd, "rstd", torch::kDouble),
                            data_or_null<double>(partials, "partials", torch::kDouble), data_or_null(scratch),
-                           weight_plane(w, stream).data_ptr<float>(), kept_planes(x_kept, M, K), x_made,
+                           wp.data, wp.force, kept_planes(x_kept, M, K), x_made,
                            M, N, K, static_cast<float>(eps), as_stream(stream)),
                "forward");
 }
@@ -3577,9 +3594,10 @@ void grad_input(torch::Tensor dz, torch::Tensor dz_lo, torch::Tensor w, torch::T
   check_contiguous(dx, "grad_input");
   const int M = to_int(dz.size(0), "batch"), N = to_int(dz.size(1), "hidden"), K = to_int(w.size(1), "input");
   torch::Tensor scratch = scratch_for(dz, M, N, K);
+  const KeptPlane wp = weight_plane(w, stream);  // (looked up; the launcher refreshes it)
   check_status(fg::grad_input(op(dz), op_or_null(dz_lo, "dz_lo"), elem(w),
                               w.stride(0), w.stride(1), elem(dx), data_or_null(scratch),
-                              weight_plane(w, stream).data_ptr<float>(),
+                              wp.data, wp.force,
                               M, N, K, as_stream(stream)),
                "grad_input");
 }
@@ -3627,10 +3645,10 @@ torch::Tensor fresh(torch::IntArrayRef shape, const torch::TensorOptions& option
 }
 }  // namespace
 
-// (out, z, mean, rstd, x_planes). z and the statistics are empty unless kept for backward (or the plan reads them); every
-// output is its own tensor (a custom operator's outputs must not alias).
+// (out, z, mean, rstd, x_planes). z and the statistics are empty unless kept for backward (or the plan reads them),
+// undefined (None) in inference; every output is its own tensor (a custom operator's outputs must not alias).
 // x_planes: x's planes as the forward GEMM read them, for grad_weight, where keep_x_planes asks and that GEMM read
-// planes (else empty).
+// planes (else undefined: None).
 std::vector<torch::Tensor> forward_call(torch::Tensor x, torch::Tensor w, torch::Tensor bias, torch::Tensor gamma,
                                         torch::Tensor beta, std::vector<torch::Tensor> chan,
                                         std::vector<double> scalars, double eps, bool keep, bool keep_x_planes, bool poison,
@@ -3640,15 +3658,19 @@ std::vector<torch::Tensor> forward_call(torch::Tensor x, torch::Tensor w, torch:
   const int64_t M = x.size(0), N = w.size(0);
   const auto f64 = x.options().dtype(torch::kDouble);
   torch::Tensor out = fresh({M, N}, x.options().dtype(kOut), poison);
-  torch::Tensor z = keep || kZAlways ? fresh({M, N}, x.options().dtype(kOp), poison)
-                                         : torch::empty({0}, x.options().dtype(kOp));
+  // Inference (keep false) leaves what it does not write undefined, None in Python: an allocation costs a few us
+  // before the first launch. Kept for backward, each is a tensor, empty where none (backward_call takes them).
+  const auto none = [keep](const torch::TensorOptions& options) { return keep ? torch::empty({0}, options)
+                                                                              : torch::Tensor(); };
+  torch::Tensor z = keep || kZAlways ? fresh({M, N}, x.options().dtype(kOp), poison) : none(x.options().dtype(kOp));
   // statistics in float64: backward's projection needs them more exact than fp32 (see gn_backward); the forward
   // rounds them to fp32 to normalize, and backward repeats that rounding
   const std::vector<int64_t> stats = !keep && kStatsForBackward ? std::vector<int64_t>{0}  // (kernels skip them)
                                      : stats_per_row(N) ? std::vector<int64_t>{M, stats_per_row(N)}
                                      : kColStats  ? std::vector<int64_t>{N} : std::vector<int64_t>{0};
-  torch::Tensor mean = fresh(stats, f64, poison);
-  torch::Tensor rstd = kHasNorm || kColStats ? fresh(stats, f64, poison) : torch::empty({0}, f64);
+  const bool no_stats = stats.size() == 1 && stats[0] == 0;
+  torch::Tensor mean = no_stats ? none(f64) : fresh(stats, f64, poison);
+  torch::Tensor rstd = (kHasNorm || kColStats) && !no_stats ? fresh(stats, f64, poison) : none(f64);
   torch::Tensor partials = kPartialSlots ? fresh({M, groups(N), kPartialSlots, 2}, f64, poison) : torch::Tensor();
   // (not poisoned: forward writes every element grad_weight reads, or the buffer is dropped)
   torch::Tensor x_planes = keep_x_planes && M > 0 ? torch::empty({fg::x_plane_floats(to_int(M, "batch"), to_int(x.size(1), "input"))},
@@ -3657,7 +3679,7 @@ std::vector<torch::Tensor> forward_call(torch::Tensor x, torch::Tensor w, torch:
   bool made = false;
   forward_keeping(x, w, bias, gamma, beta, std::move(chan), std::move(scalars), out, z, mean, rstd, partials, eps,
                   stream, x_planes, &made);
-  return {out, z, mean, rstd, made ? x_planes : torch::empty({0}, x.options().dtype(torch::kFloat))};
+  return {out, z, mean, rstd, made ? x_planes : torch::Tensor()};  // (None: backward makes them)
 }
 
 // (dx, dw, dbias, dgamma, dbeta); dx / dw are empty when not needed.
@@ -4194,7 +4216,10 @@ if _HAS_CUSTOM_OP:
         @torch.library.custom_op(_NAMESPACE + "::forward", mutates_args=())
         def forward_op(x: _Tensor, weight: _Tensor, bias: _Tensor, gamma: _Tensor, beta: _Tensor, s0: float, eps: float,
                        keep: bool) -> Tuple[_Tensor, _Tensor, _Tensor, _Tensor]:
-            return tuple(_forward_impl(x, weight, bias, gamma, beta, s0, eps, keep)[:4])
+            out, z, mean, rstd = _forward_impl(x, weight, bias, gamma, beta, s0, eps, keep)[:4]
+            # (inference leaves what it does not write None; an operator returns tensors, each its own, as the fake)
+            return (out, _or_empty(z, x, torch.float32), _or_empty(mean, x, torch.float64),
+                    _or_empty(rstd, x, torch.float64))
 
         @forward_op.register_fake
         def _(x, weight, bias, gamma, beta, s0, eps, keep):

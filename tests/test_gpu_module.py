@@ -230,6 +230,14 @@ def test_inference_matches_training_forward_and_empty_batch(prebuilt):
     with torch.no_grad():
         y0 = model(x)
     assert torch.equal(y0, model(x))
+    # inference allocates the output alone, and z where the forward's later kernels read it: the statistics come
+    # back None (an allocation costs microseconds before the first launch); kept for backward, each is a tensor
+    params = [p.detach() for p in model.parameters()]
+    rest = module._forward_impl(x, *params, 0.01, 1e-5, False)[1:]
+    assert [t is not None for t in rest] == [module.Z_ALWAYS] + [False] * (len(rest) - 1), [
+        None if t is None else tuple(t.shape) for t in rest]
+    kept = module._forward_impl(x, *params, 0.01, 1e-5, True)
+    assert torch.equal(kept[0], y0) and all(isinstance(t, torch.Tensor) for t in kept[1:4])
     empty = torch.rand(0, 64, device="cuda", requires_grad=True)
     out = model(empty)
     assert out.shape == (0, 15)

@@ -165,6 +165,8 @@ def layer(p: Plan):
         grad_sizes=["1" if t["name"] in [f"p{k}" for k in p.scalar_chan_slots] else
                     "FEATURES" if p.row_pool and t["name"] != "bias" else "HIDDEN_SIZE" for t in tensors[1:]],
         arg=lambda name: name if name in present else "empty",
+        # whether forward / backward pass `empty` for an absent bias or GroupNorm affine (else no lookup a call)
+        forward_absent=not {"bias", "gamma", "beta"} <= present, backward_absent=not {"gamma", "beta"} <= present,
         param_names=", ".join(f"`{t['qualname']}`" for t in tensors if t["name"] not in chan_names) +
         "".join(f", `{chain[i].param(k)}`" for i, k in p.chan_slots) if face else "`fc`, then `gn`",
         imports=list(face.imports) if face else [],
