@@ -1,8 +1,8 @@
-"""Where a headline forward's host time goes before and between its kernels: host microseconds per call of the
+"""Where a forward's host time goes before and between its kernels: host microseconds per call of the
 module's forward and of each piece of it alone (the GPU left to run behind), one synchronized call split into the
 host's lead, the GPU's idle time and the kernels (step_gaps.sync_call_breakdown), and the profiled timeline of one
 inference call (every host event and GPU activity, microseconds from the call's start). Several module files of
-the headline layer (e.g. two commits' renders) run side by side, alternating, on one GPU.
+one headline-family layer (e.g. two commits' renders of it) run side by side, alternating, on one GPU.
 
     device: PYTHONPATH=. python3 benchmarks/host_lead.py generated/X.py [OLD.py ...] [--batch 1024] [--calls 200]
 """
@@ -50,7 +50,7 @@ def pieces(m, model, x):
                                                                          False, stream)),
         ("  binding forward, outputs given", lambda: kernels.forward(x, *params, [], [slope], out, z, mean, rstd,
                                                                      empty, eps, stream)),
-        ("  torch.empty (1024, 8192) from Python", lambda: torch.empty(x.shape[0], 8192, device=dev)),
+        ("  torch.empty of the output's shape from Python", lambda: torch.empty(x.shape[0], m.HIDDEN_SIZE, device=dev)),
         ("  torch.empty(0) from Python", lambda: torch.empty(0, device=dev)),
         ("  one small torch kernel (x.add_(0) on 1 element)", lambda: one.add_(0)),
     ]
@@ -92,9 +92,10 @@ def main(argv=None):
     for label, path in zip(labels, args.modules):
         mods[label] = _import(path)
         torch.manual_seed(0)
-        models[label] = mods[label].ModelNew(8192, 8192, 512).cuda()
+        sizes = (mods[label].INPUT_SIZE, mods[label].HIDDEN_SIZE, mods[label].NUM_GROUPS)
+        models[label] = mods[label].ModelNew(*sizes).cuda()
         print(f"{label}: {path}", flush=True)
-    x = torch.randn(args.batch, 8192, device="cuda")
+    x = torch.randn(args.batch, sizes[0], device="cuda")
     rows = {label: pieces(mods[label], models[label], x) for label in labels}
     host = {label: {name: [] for name, _ in rows[label]} for label in labels}
     single = {label: [] for label in labels}
