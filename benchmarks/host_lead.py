@@ -56,29 +56,6 @@ def pieces(m, model, x):
     ]
 
 
-def print_timeline(call):
-    """Every host event and GPU activity of one profiled call (us from the call's start; the profiler's own cost
-    inflates each host row)."""
-    marker = "fusegen_host_lead"
-    for _ in range(3):
-        call()
-    torch.cuda.synchronize()
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
-        for _ in range(3):
-            torch.cuda.synchronize()
-            with torch.profiler.record_function(marker):
-                call()
-            torch.cuda.synchronize()
-    events = prof.events()
-    cuda = torch.autograd.DeviceType.CUDA
-    t0 = max(e.time_range.start for e in events if e.name == marker and e.device_type != cuda)
-    rows = [(e.time_range.start - t0, e.time_range.elapsed_us(), ("GPU  " if e.device_type == cuda else "host ")
-             + e.name[:90]) for e in events if e.time_range.start >= t0 and e.name != marker]
-    for at, us, name in sorted(rows):
-        print(f"    {at:9.1f} {us:8.1f}  {name}")
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("modules", nargs="+", type=pathlib.Path)
@@ -117,8 +94,9 @@ def main(argv=None):
         for label in labels:
             busy[label].append(time_ms(rows[label][0][1], 10, inner=5) * 1e3)
     for label in labels:
-        print(f"\n{label} ({args.modules[labels.index(label)].name}): one profiled inference call")
-        print_timeline(rows[label][0][1])
+        print(f"\n{label} ({args.modules[labels.index(label)].name}): one profiled inference call (us: start, "
+              "duration after the host's start; every host event)")
+        sync_call_breakdown(rows[label][0][1], reps=3, show=True, host_over=0.0)
     print(f"\n{torch.cuda.get_device_name()}, batch {args.batch}: host us per call (medians of {args.rounds} rounds "
           f"of {args.calls} calls), then one synchronized inference call (us)")
     print(f"{'':56}" + "".join(f"{label:>10}" for label in labels))

@@ -65,11 +65,11 @@ def timeline(step, steps=3):
     return lines
 
 
-def sync_call_breakdown(call, reps=15, show=False):
+def sync_call_breakdown(call, reps=15, show=False, host_over=20.0):
     """(host lead, GPU idle between kernels, kernel time) in microseconds, medians over `reps` calls of `call`,
     each alone between two synchronizations: lead is from the call's start on the host to its first GPU activity,
     idle the gaps between its activities, kernels the time some activity runs. show: print the last call's GPU
-    activities and its host events over 20 us (offsets from the call's start on the host)."""
+    activities and its host events over host_over us (offsets from the call's start on the host)."""
     marker = "fusegen_timed_call"
     for _ in range(3):
         call()
@@ -91,7 +91,8 @@ def sync_call_breakdown(call, reps=15, show=False):
         rows = [(e.time_range.start - t0, e.time_range.elapsed_us(), "GPU " + e.name[:80]) for e in gpu
                 if e.time_range.start >= t0]
         rows += [(e.time_range.start - t0, e.time_range.elapsed_us(), "host " + e.name[:80]) for e in events
-                 if e.device_type != cuda and e.time_range.start >= t0 and e.time_range.elapsed_us() > 20]
+                 if e.device_type != cuda and e.time_range.start >= t0 and e.time_range.elapsed_us() > host_over
+                 and e.name != marker]
         for at, us, name in sorted(rows):
             print(f"    {at:9.1f} {us:9.1f}  {name}")
     return split_calls(starts, [(e.time_range.start, e.time_range.end) for e in gpu])
