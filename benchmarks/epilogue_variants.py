@@ -46,13 +46,16 @@ def main():
     ap.add_argument("--dtype", default="bfloat16", choices=["float32", "bfloat16", "float16"])
     ap.add_argument("--init", default="8192,8192,512", help="input, hidden, groups")
     ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--precision", default="3xtf32", help="float32 layers: 3xtf32 (the default), tf32 or fp32")
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--reps", type=int, default=10)
     args = ap.parse_args()
     input_size, hidden, groups = (int(v) for v in args.init.split(","))
     dtype = getattr(torch, args.dtype)
-    p = fusegen.plan(fusegen.Spec(input_size, hidden, groups, dtype=args.dtype), gpu=torch.cuda.get_device_name(),
-                     arch=torch.cuda.get_device_capability(), batch=args.batch)
+    spec = fusegen.Spec(input_size, hidden, groups, dtype=args.dtype,
+                        **({"precision": args.precision} if args.dtype == "float32" else {}))
+    p = fusegen.plan(spec, gpu=torch.cuda.get_device_name(), arch=torch.cuda.get_device_capability(),
+                     batch=args.batch)
     print(f"{p.module_name}: {p.summary}", flush=True)
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-variants-"))
     text = write_module(p, workdir).read_text()
