@@ -41,15 +41,17 @@ MUTATIONS = (
              ("tests/test_gpu_chains.py", "-k", "sm80 and (hardtanh or headline_variants)")),
     Mutation("grad_w_element", "one grad_weight element scaled by 1.1 (the scaled wgmma engine's dW launch)",
              "templates/launchers.cuh.j2",
-             "    if constexpr (Wgmma::PERSISTENT) {\n      if (sc.split == 1)\n"
              "        return launch_wgmma<false, false, true>(wgmma_store_persistent_kernel<Wgmma, false>, 1, s, dp.p,"
-             " nullptr, N,\n                                                M, dp.ld, xp.p, M, K, xp.ld, dp.scale, dw, N,"
-             " K, M);\n    }\n    return launch_wgmma<false, false>(wgmma_store_kernel<false>, sc.split, s, dp.p, nullptr,"
-             " N, M, dp.ld, xp.p, M, K,\n                                      xp.ld, dp.scale, dw, N, K, M, sk);",
-             "    const char* e = sc.split == 1 ? launch_wgmma<false, false, true>(wgmma_store_persistent_kernel<Wgmma, "
-             "false>, 1, s, dp.p, nullptr, N, M, dp.ld, xp.p, M, K, xp.ld, dp.scale, dw, N, K, M) : "
-             "launch_wgmma<false, false>(wgmma_store_kernel<false>, sc.split, s, dp.p, nullptr, N, M, dp.ld, xp.p, M, "
-             "K, xp.ld, dp.scale, dw, N, K, M, sk);\n    scale_one<<<1, 1, 0, s>>>(dw + 5 * K + 7);\n    return e;",
+             " nullptr, N,\n                                                M, dp.ld, xp.p, M, K, xp.ld, out, dp.scale, dw,"
+             " N, K, M);\n      }\n    }\n    return launch_wgmma<false, false>(wgmma_store_kernel<false>, sc.split, s,"
+             " dp.p, nullptr, N, M, dp.ld, xp.p, M, K,\n                                      xp.ld, dp.scale, dw, N, K,"
+             " M, sk);",
+             "        const char* e = launch_wgmma<false, false, true>(wgmma_store_persistent_kernel<Wgmma, false>, 1, s,"
+             " dp.p, nullptr, N, M, dp.ld, xp.p, M, K, xp.ld, out, dp.scale, dw, N, K, M);\n"
+             "        scale_one<<<1, 1, 0, s>>>(dw + 5 * K + 7);\n        return e;\n      }\n    }\n"
+             "    const char* e = launch_wgmma<false, false>(wgmma_store_kernel<false>, sc.split, s, dp.p, nullptr, N, M,"
+             " dp.ld, xp.p, M, K, xp.ld, dp.scale, dw, N, K, M, sk);\n    scale_one<<<1, 1, 0, s>>>(dw + 5 * K + 7);\n"
+             "    return e;",
              ("tests/test_gpu_scaled_planes.py", "-k", "extreme and 3xtf32")),
     Mutation("unwritten_tile", "one forward output tile left unwritten (wgmma engine, block (1, 0))",
              "templates/launchers.cuh.j2",
@@ -159,6 +161,14 @@ MUTATIONS += (
              "(grad_weight reads a buffer nobody wrote)", "templates/launchers.cuh.j2",
              "x_kept ? &kept : at, xp, s)", "at, xp, s)",
              ("tests/test_gpu_scaled_planes.py", "-k", "extreme and 3xtf32")),
+    Mutation("bulk_store_unswizzled", "the backward GEMMs' output stage written in plain rows while the copy "
+             "engine's bulk stores read it in the 128-byte swizzle", "templates/epilogue/epilogue_store.cuh.j2",
+             "(((piece % 8) ^ (r % 8)) * 16)", "((piece % 8) * 16)",
+             ("tests/test_gpu_scaled_planes.py", "tests/test_gpu_dtypes.py", "-k",
+              "(extreme and 3xtf32 and wide) or (half_module and wgmma and 512x4096x4096x128 and bfloat16)")),
+    Mutation("rows_factor_doubled", "the row planes without a folded factor (x, W) made at twice their row's scale",
+             "templates/engines/operand_scale.cuh.j2", "rest = pow2(-se - half);", "rest = pow2(1 - se - half);",
+             ("tests/test_gpu_scaled_planes.py", "-k", "extreme and tf32 and linear")),
     Mutation("row_tail_unstored", "the row planes' values past those held in registers left unwritten (rows over "
              "8192 values, or 1024 in the 4-byte form)", "templates/engines/operand_scale.cuh.j2",
              "      store(v, c);\n", "      if (c < 0) store(v, c);\n",

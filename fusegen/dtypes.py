@@ -21,6 +21,7 @@ class DType:
     header: str = _quiet()  # the CUDA header declaring the type ("" for the built-in ones)
     to_float: str = _quiet()  # device function widening a value to float ("": a float already)
     from_float: str = _quiet()  # device function rounding a float to the type, to nearest ("": none needed)
+    tensor_map: str = _quiet()  # the copy engine's word for it (CU_TENSOR_MAP_DATA_TYPE_...)
 
     @property
     def torch(self) -> str:
@@ -28,12 +29,12 @@ class DType:
         return f"torch.{self.name}"
 
 
-FLOAT32 = DType("float32", "float", "torch::kFloat", 4)
-FLOAT64 = DType("float64", "double", "torch::kDouble", 8)
+FLOAT32 = DType("float32", "float", "torch::kFloat", 4, tensor_map="FLOAT32")
+FLOAT64 = DType("float64", "double", "torch::kDouble", 8, tensor_map="FLOAT64")
 BFLOAT16 = DType("bfloat16", "__nv_bfloat16", "torch::kBFloat16", 2, short="bf16", header="cuda_bf16.h",
-                 to_float="__bfloat162float", from_float="__float2bfloat16_rn")
+                 to_float="__bfloat162float", from_float="__float2bfloat16_rn", tensor_map="BFLOAT16")
 FLOAT16 = DType("float16", "__half", "torch::kHalf", 2, short="f16", header="cuda_fp16.h", to_float="__half2float",
-                from_float="__float2half_rn")
+                from_float="__float2half_rn", tensor_map="FLOAT16")
 DTYPES = {d.name: d for d in (FLOAT32, FLOAT64, BFLOAT16, FLOAT16)}
 ELEMENTS = (FLOAT32.name, BFLOAT16.name, FLOAT16.name)  # what a module's tensors may hold (Spec.dtype)
 AUTOCAST_TYPES = (BFLOAT16.name, FLOAT16.name)  # torch.autocast's CUDA types a float32 layer may run under

@@ -1199,6 +1199,39 @@ struct WgmmaPipeline {
 #endif
   }
 
+  // ---- bulk tensor stores (shared memory to global, the copy engine's; one thread issues them) ----
+  // A thread's shared-memory writes made visible to the copy engine (each writer, before the barrier that
+  // precedes the store).
+  static __device__ __forceinline__ void fence_async_shared() {
+#ifndef FG_NO_WGMMA
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+  }
+  // One box from shared memory to a 2-D tensor map at (inner, outer); the parts past the matrix are not written.
+  static __device__ __forceinline__ void tma_store(const CUtensorMap& map, const void* src, int inner, int outer) {
+#ifndef FG_NO_WGMMA
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, { %1, %2 }], [%3];\n"
+                 ::"l"(reinterpret_cast<unsigned long long>(&map)), "r"(inner), "r"(outer), "r"(smem_addr(src))
+                 : "memory");
+#endif
+  }
+  static __device__ __forceinline__ void store_commit() {
+#ifndef FG_NO_WGMMA
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+  }
+  template <int PENDING>  // until at most PENDING of this thread's committed stores still read shared memory
+  static __device__ __forceinline__ void store_wait_read() {
+#ifndef FG_NO_WGMMA
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(PENDING) : "memory");
+#endif
+  }
+  static __device__ __forceinline__ void store_wait_all() {  // this thread's stores complete
+#ifndef FG_NO_WGMMA
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
+  }
+
   // Shared-memory matrix descriptor of a K-major tile with 128-byte rows in the 128-byte swizzle: 8-row
   // groups 1024 bytes apart (stride byte offset 64 x 16); the leading offset is unused in this layout.
   static __device__ __forceinline__ unsigned long long descriptor(const void* tile) {
@@ -1243,6 +1276,34 @@ static PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return encode;
 }
 
+
+// A GEMM's output C (rows x cols, row stride ldc) as the destination of E's output stage's bulk tensor stores:
+// boxes of one 128-byte row piece x E::OUT_STAGE_ROWS rows, in the stage's 128-byte swizzle. ok is 0 where E has no
+// output stage or the copy engine cannot write C (a base or row stride not a multiple of 16 bytes): the
+// kernel's own threads store then.
+struct StoreMap {
+  CUtensorMap map;
+  int ok;
+};
+template <class E>
+static const char* store_map(StoreMap* m, elem_t* C, long long rows, long long cols, long long ldc) {
+  *m = StoreMap{};
+  if constexpr (E::OUT_STAGE_ROWS > 0) {
+    constexpr long long ES = sizeof(elem_t);
+    if (rows == 0 || cols == 0 || reinterpret_cast<uintptr_t>(C) % 16 || ldc * ES % 16 || ldc * ES >= (1ll << 40))
+      return nullptr;
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+    if (!encode) return "the CUDA driver has no cuTensorMapEncodeTiled (needs a CUDA 12 driver)";
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)(ldc * ES)};
+    const cuuint32_t box[2] = {(cuuint32_t)(128 / ES), (cuuint32_t)E::OUT_STAGE_ROWS}, element_strides[2] = {1, 1};
+    const CUresult r = encode(&m->map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, C, dims, strides, box,
+                              element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled rejected a GEMM's output";
+    m->ok = 1;
+  }
+  return nullptr;
+}
 }  // namespace fg
 
 // ---- GEMM engine: sm_90a wgmma f16, TMA + mbarrier pipeline of 3 stages, warp-specialized ----
@@ -1285,11 +1346,15 @@ struct Wgmma : WgmmaPipeline {
   static constexpr int STAGE_BYTES = PLANES * (P_BYTES + R_BYTES);
   static constexpr int RING_BYTES = 1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8;  // (1024: the alignment's slack)
   // The backward GEMMs' output written through shared memory (store_accumulators): OUT_STAGE_ROWS rows of a
-  // consumer warpgroup's 64 columns a pass, in what the ring leaves of the block's 227 KB (0: none fits).
-  static constexpr int OUT_PITCH = 64 * (int)sizeof(elem_t) + 16;  // +16 bytes: a warp's 4 rows in distinct banks
+  // consumer warpgroup's 64 columns a pass, two buffers a warpgroup (a bulk store of one may still be reading it
+  // while the next pass fills the other), in what the ring leaves of the block's 227 KB (0: none fits). Rows are
+  // 128-byte boxes in the 128-byte swizzle, which the copy engine reads as they are.
+  static constexpr int OUT_ROW_BYTES = 64 * (int)sizeof(elem_t);
   static constexpr int OUT_STAGE_ROWS =  // 8 KB of output a pass
-      out_stage_rows(8192 / (64 * (int)sizeof(elem_t)), TILE_M, RING_BYTES, CONSUMERS * OUT_PITCH);
-  static constexpr int SMEM_FLOATS = (RING_BYTES + CONSUMERS * OUT_STAGE_ROWS * OUT_PITCH) / 4;
+      out_stage_rows(8192 / OUT_ROW_BYTES, TILE_M, RING_BYTES, CONSUMERS * 2 * OUT_ROW_BYTES);
+  static constexpr int OUT_BUFFER_BYTES = OUT_STAGE_ROWS * OUT_ROW_BYTES;  // (a multiple of 1024: 8-row swizzle periods)
+  static constexpr int OUT_BYTES = CONSUMERS * 2 * OUT_BUFFER_BYTES;
+  static constexpr int SMEM_FLOATS = (RING_BYTES + OUT_BYTES) / 4;
   static constexpr int PROMOTE_TILES = PROMOTE_K / BK;  // 0: the tensor cores accumulate over all of K
   static constexpr int CONSUMER_REGS = 232, PRODUCER_REGS = 40;
   static_assert(PROMOTE_TILES * BK == PROMOTE_K, "the k tile must divide the promotion interval");
@@ -1352,10 +1417,10 @@ struct Wgmma : WgmmaPipeline {
   static __device__ __forceinline__ char* aligned_base(float* smem_base) {
     return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_base) + 1023) & ~uintptr_t(1023));
   }
-  // The calling consumer warpgroup's output stage, past the ring and its barriers (16-byte aligned).
+  // The calling consumer warpgroup's two output buffers, past the ring's stages (1024-byte aligned, as the
+  // swizzle's period wants); the ring's barriers follow them.
   static __device__ __forceinline__ char* out_stage(float* smem_base) {
-    return aligned_base(smem_base) + STAGES * STAGE_BYTES + 2 * STAGES * 8 +
-           (threadIdx.x / 128) * OUT_STAGE_ROWS * OUT_PITCH;
+    return aligned_base(smem_base) + STAGES * STAGE_BYTES + (threadIdx.x / 128) * 2 * OUT_BUFFER_BYTES;
   }
   // The calling consumer warpgroup's own barrier (named barriers 2, 3: 1 is sync()'s).
   static __device__ __forceinline__ void sync_group() {
@@ -1365,7 +1430,7 @@ struct Wgmma : WgmmaPipeline {
   }
   static __device__ __forceinline__ Ring ring(float* smem_base) {
     char* smem = aligned_base(smem_base);
-    Ring q{smem, reinterpret_cast<unsigned long long*>(smem + STAGES * STAGE_BYTES), nullptr};
+    Ring q{smem, reinterpret_cast<unsigned long long*>(smem + STAGES * STAGE_BYTES + OUT_BYTES), nullptr};
     q.empty = q.full + STAGES;
     if (threadIdx.x == 0) {
       for (int s = 0; s < STAGES; ++s) {
@@ -1668,15 +1733,23 @@ __device__ __forceinline__ void split_value(float s, plane_t& hi, plane_t& lo) {
   lo = __float2half_rn(isfinite(s) ? s - __half2float(hi) : 0.f);
   if (SAFE && s != 0.f && __half2float(lo) == 0.f) lo = __ushort_as_half(s < 0.f ? 0x8001 : 0x0001);
 }
-// V values' planes (piece: elements from hi's plane to lo's).
+// V scaled values' planes (piece: elements from hi's plane to lo's).
 template <int V, bool SAFE>
-__device__ __forceinline__ void store_run(plane_t* p, long long piece, const float (&v)[V], const int (&d)[V]) {
+__device__ __forceinline__ void store_scaled(plane_t* p, long long piece, const float (&s)[V]) {
   struct alignas(V * sizeof(plane_t)) Run { plane_t v[V]; } run;
   Run lo;
 #pragma unroll
-  for (int k = 0; k < V; ++k) split_value<SAFE>(times_pow2(v[k], d[k]), run.v[k], lo.v[k]);
+  for (int k = 0; k < V; ++k) split_value<SAFE>(s[k], run.v[k], lo.v[k]);
   *reinterpret_cast<Run*>(p + piece) = lo;
   *reinterpret_cast<Run*>(p) = run;
+}
+// V values' planes, value k scaled by 2^d[k].
+template <int V, bool SAFE>
+__device__ __forceinline__ void store_run(plane_t* p, long long piece, const float (&v)[V], const int (&d)[V]) {
+  float s[V];
+#pragma unroll
+  for (int k = 0; k < V; ++k) s[k] = times_pow2(v[k], d[k]);
+  store_scaled<V, SAFE>(p, piece, s);
 }
 __device__ __forceinline__ int block_max(int e, int* shared) {
 #pragma unroll
@@ -1726,7 +1799,10 @@ __device__ __forceinline__ bool any_changed(const int* changed) {
 // read twice (the second time from L2). VEC: 4 values a thread a step (16-byte loads, 8-byte stores). changed:
 // nullptr, or the weight's fingerprint flags: none set leaves the plane as it is (a kept weight's, unchanged),
 // and the launch is a few blocks a SM rather than a block a row, so that such a call costs little.
-template <bool VEC, bool SAFE>
+// FOLD (a factor a column: dz's rows for dx) takes each value's exponent and its own power of two; without one
+// (x, W) the row's largest finite |value| is an integer maximum of its bits and every value is multiplied by the
+// row's two factors, found once: ~25 instructions a value fewer, which bound the kernel (ncu: DRAM 37-43% busy).
+template <bool VEC, bool SAFE, bool FOLD>
 __global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __restrict__ X, long long s0, long long s1,
                                                                  int cols, const float* __restrict__ fold,
                                                                  plane_t* __restrict__ plane, int ld, long long piece,
@@ -1744,13 +1820,22 @@ __global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __
       if (c < cols) load_run<V>(row + c * s1, s1, held[h]);
     }
     int e = NO_EXP;
+    unsigned most = 0;  // (without FOLD: the largest finite |value|'s bits)
     const auto fold_max = [&](const float (&v)[V], int c) {
-      int f[V];
-      fold_exps<V>(fold, c, f);
+      if constexpr (FOLD) {
+        int f[V];
+        fold_exps<V>(fold, c, f);
 #pragma unroll
-      for (int k = 0; k < V; ++k) {
-        const int ev = exponent_of(v[k]);
-        if (ev != NO_EXP) e = max(e, ev + f[k]);
+        for (int k = 0; k < V; ++k) {
+          const int ev = exponent_of(v[k]);
+          if (ev != NO_EXP) e = max(e, ev + f[k]);
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const unsigned b = __float_as_uint(v[k]) & 0x7fffffffu;
+          if (b < 0x7f800000u) most = max(most, b);
+        }
       }
     };
 #pragma unroll
@@ -1763,14 +1848,24 @@ __global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __
       load_run<V>(row + c * s1, s1, v);
       fold_max(v, c);
     }
+    if constexpr (!FOLD) e = exponent_of(__uint_as_float(most));
     const int se = scale_exp(block_max(e, warp_max));
     if (threadIdx.x == 0) scale[r] = pow2(se);
+    const int half = -se / 2;  // times_pow2(v, -se)'s two factors, the same for the whole row without FOLD
+    const float lead = pow2(half), rest = pow2(-se - half);
     const auto store = [&](const float (&v)[V], int c) {
-      int d[V];
-      fold_exps<V>(fold, c, d);
+      if constexpr (FOLD) {
+        int d[V];
+        fold_exps<V>(fold, c, d);
 #pragma unroll
-      for (int k = 0; k < V; ++k) d[k] -= se;
-      store_run<V, SAFE>(plane + r * ld + c, piece, v, d);
+        for (int k = 0; k < V; ++k) d[k] -= se;
+        store_run<V, SAFE>(plane + r * ld + c, piece, v, d);
+      } else {
+        float s[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) s[k] = v[k] * lead * rest;
+        store_scaled<V, SAFE>(plane + r * ld + c, piece, s);
+      }
     };
 #pragma unroll
     for (int h = 0; h < HOLD; ++h) {
@@ -1938,8 +2033,11 @@ static const char* scale_rows(const float* X, long long s0, long long s1, int ro
                               float** at, Plane* q, cudaStream_t s, bool safe = false, const int* changed = nullptr) {
   *q = carve(at, rows, cols, rows);
   const bool vec = s1 == 1 && cols % 4 == 0 && s0 % 4 == 0 && aligned16(X) && (!fold || aligned16(fold));
-  const auto kernel = pick(vec, safe, scale_rows_kernel<true, false>, scale_rows_kernel<false, false>,
-                           scale_rows_kernel<true, SAFE_SPLIT>, scale_rows_kernel<false, SAFE_SPLIT>);
+  const auto kernel = fold ? pick(vec, safe, scale_rows_kernel<true, false, true>, scale_rows_kernel<false, false, true>,
+                                  scale_rows_kernel<true, SAFE_SPLIT, true>, scale_rows_kernel<false, SAFE_SPLIT, true>)
+                             : pick(vec, safe, scale_rows_kernel<true, false, false>,
+                                  scale_rows_kernel<false, false, false>, scale_rows_kernel<true, SAFE_SPLIT, false>,
+                                  scale_rows_kernel<false, SAFE_SPLIT, false>);
   const unsigned blocks = (unsigned)(changed ? std::min(rows, 8 * sm_count()) : rows);
   if (rows > 0) kernel<<<blocks, ROW_THREADS, 0, s>>>(X, s0, s1, cols, fold, q->p, q->ld, q->piece, q->scale, rows,
                                                      changed);
@@ -2043,30 +2141,51 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[E::ACC_M][E::
 }
 
 // The same through shared memory (engines with E::OUT_STAGE_ROWS): each consumer warpgroup stages
-// OUT_STAGE_ROWS rows of its 64 columns, then copies them out in 16-byte pieces of rows (whole sectors and
+// OUT_STAGE_ROWS rows of its 64 columns a pass, then copies them out in 16-byte pieces of rows (whole sectors and
 // lines). Straight from the wgmma fragments a warp instruction writes 2-byte pieces of 4 rows: dW at the
 // headline (2048 tiles of 16 k steps) spent 45 of its 232 us on those stores (benchmarks/epilogue_variants.py).
+// The stage's rows are 128-byte boxes (a 64-column row is one or two) in the 128-byte swizzle: 16-byte piece q of
+// a box row r sits at piece q ^ (r % 8), so a warp's fragment stores (4 rows 2 apart) fall in distinct banks, and
+// the copy engine reads the boxes as they are (store_fragments_bulk).
+template <class E>
+__device__ __forceinline__ char* stage_piece(char* buffer, int r, int piece) {  // row r's 16-byte piece `piece`
+  return buffer + (piece / 8) * (E::OUT_STAGE_ROWS * 128) + r * 128 + (((piece % 8) ^ (r % 8)) * 16);
+}
+// Rows r0 .. r0 + OUT_STAGE_ROWS of the calling warpgroup's columns into a stage buffer. A thread's fragment rows
+// come 8 apart (row(i + 2) = row(i) + 8, the wgmma layout), so each of its values sits at one of 2 x ACC_N offsets
+// from its rows' 8-row period: the swizzle worked out once (per value, the spare registers spill).
+template <class E>
+__device__ __forceinline__ void stage_rows(const float (&acc)[E::ACC_M][E::ACC_N], char* buffer, int r0) {
+  const int group = threadIdx.x / 128;
+  int at[2][E::ACC_N];
+#pragma unroll
+  for (int p = 0; p < 2; ++p)
+#pragma unroll
+    for (int j = 0; j < E::ACC_N; ++j) {
+      const int byte = (E::col(j) - 64 * group) * (int)sizeof(elem_t);
+      at[p][j] = (int)(stage_piece<E>(buffer, E::row(p), byte / 16) - buffer) + byte % 16;
+    }
+#pragma unroll
+  for (int i = r0 / 4; i < (r0 + E::OUT_STAGE_ROWS) / 4; ++i)  // (a thread's fragment rows i cover tile rows 4i .. 4i + 3)
+#pragma unroll
+    for (int j = 0; j < E::ACC_N; ++j)
+      *reinterpret_cast<elem_t*>(buffer + (E::row(i) - E::row(i % 2) - r0) * 128 + at[i % 2][j]) = to_elem(acc[i][j]);
+}
 // Whole tiles of a 16-byte aligned C only (store_accumulators decides).
 template <class E>
 __device__ __forceinline__ void store_fragments_staged(const float (&acc)[E::ACC_M][E::ACC_N],
                                                        elem_t* __restrict__ C, long long ldc, int m0, int n0,
                                                        char* stage) {
-  constexpr int CH = E::OUT_STAGE_ROWS, PIECES = 64 * (int)sizeof(elem_t) / 16, PER_PIECE = 16 / (int)sizeof(elem_t);
-  const int group = threadIdx.x / 128;
-  elem_t* dst = C + (long long)m0 * ldc + n0 + 64 * group;
+  constexpr int CH = E::OUT_STAGE_ROWS, PIECES = E::OUT_ROW_BYTES / 16, PER_PIECE = 16 / (int)sizeof(elem_t);
+  elem_t* dst = C + (long long)m0 * ldc + n0 + 64 * (threadIdx.x / 128);
 #pragma unroll
   for (int r0 = 0; r0 < E::TILE_M; r0 += CH) {
-#pragma unroll
-    for (int i = r0 / 4; i < (r0 + CH) / 4; ++i)  // (a thread's fragment rows i cover tile rows 4i .. 4i + 3)
-#pragma unroll
-      for (int j = 0; j < E::ACC_N; ++j)
-        *reinterpret_cast<elem_t*>(stage + (E::row(i) - r0) * E::OUT_PITCH + (E::col(j) - 64 * group) *
-                                   (int)sizeof(elem_t)) = to_elem(acc[i][j]);
+    stage_rows<E>(acc, stage, r0);
     E::sync_group();
     for (int e = threadIdx.x % 128; e < CH * PIECES; e += 128) {
       const int r = e / PIECES, p = e % PIECES;
       *reinterpret_cast<uint4*>(dst + (r0 + r) * ldc + p * PER_PIECE) =
-          *reinterpret_cast<const uint4*>(stage + r * E::OUT_PITCH + p * 16);
+          *reinterpret_cast<const uint4*>(stage_piece<E>(stage, r, p));
     }
     E::sync_group();  // the copy has read the stage before the next pass writes it
   }
@@ -2085,6 +2204,42 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[E::ACC_M][
     }
   }
   store_fragments<E>(acc, C, ldc, M, N, m0, n0);
+}
+
+// The same by the copy engine (the persistent kernels, C described by `out`; any tile: the copy engine leaves
+// out what lies past C): a pass's rows staged, then one thread of the warpgroup issues their bulk tensor stores
+// and the warps go on, to the next pass in the other buffer and after the last to the next tile's products. A
+// pass waits only for the stores from two passes back to have read its buffer (the issuing thread's wait, then
+// the warpgroup's barrier). The issuing thread waits for all of its stores before the kernel ends
+// (store_fragments_bulk_done).
+template <class E>
+__device__ __forceinline__ void store_fragments_bulk(const float (&acc)[E::ACC_M][E::ACC_N], const CUtensorMap& out,
+                                                     int m0, int n0, char* stage) {
+  constexpr int CH = E::OUT_STAGE_ROWS, PASSES = E::TILE_M / CH, BOXES = E::OUT_ROW_BYTES / 128;
+  const bool issuer = threadIdx.x % 128 == 0;
+  const int col0 = n0 + 64 * (int)(threadIdx.x / 128);
+#pragma unroll  // (acc's rows by constant indices)
+  for (int pass = 0; pass < PASSES; ++pass) {
+    char* buffer = stage + (pass % 2) * E::OUT_BUFFER_BYTES;
+    if (issuer) {  // (the last tile's final pass used buffer (PASSES - 1) % 2)
+      if (pass == 0 && PASSES % 2 == 1) E::template store_wait_read<0>();
+      else E::template store_wait_read<1>();
+    }
+    E::sync_group();
+    stage_rows<E>(acc, buffer, pass * CH);
+    E::fence_async_shared();
+    E::sync_group();
+    if (issuer) {
+#pragma unroll
+      for (int b = 0; b < BOXES; ++b)
+        E::tma_store(out, buffer + b * CH * 128, col0 + b * (128 / (int)sizeof(elem_t)), m0 + pass * CH);
+      E::store_commit();
+    }
+  }
+}
+template <class E>
+__device__ __forceinline__ void store_fragments_bulk_done() {
+  if (threadIdx.x % 128 == 0) E::store_wait_all();
 }
 }  // namespace fg
 
@@ -2737,10 +2892,14 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __
 // blockIdx.x, + gridDim.x, ... through one pipeline ring, so the producer loads the next tile's first stages while
 // the consumers store the last one's. dW at the headline has 2048 tiles of 16 k steps: one block a tile paid the
 // ring's fill and the block's start on each (dW 564 TFLOP/s against dx's 720 on the same flops).
+// C's tiles go out through the copy engine where `out` describes C (store_fragments_bulk), so that the consumers
+// start the next tile's products while a tile's stores drain: dW at the headline spent 43 of its 259 us on
+// its stores (tf32, H100; benchmarks/epilogue_variants.py).
 template <class E, bool P_K_FAST>
 __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
     const __grid_constant__ CUtensorMap p_hi, const __grid_constant__ CUtensorMap p_lo,
-    const __grid_constant__ CUtensorMap r, const float* p_scale, elem_t* __restrict__ C, int rows, int cols, int reduce) {
+    const __grid_constant__ CUtensorMap r, const __grid_constant__ StoreMap out,
+    const float* p_scale, elem_t* __restrict__ C, int rows, int cols, int reduce) {
 #ifndef FG_NO_WGMMA  // (other targets: an empty stub, never launched)
   extern __shared__ __align__(16) float smem[];
   (void)p_lo;
@@ -2758,7 +2917,16 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
       float acc[E::ACC_M][E::ACC_N];
       E::template consume_tile<false, P_K_FAST>(q, acc, reduce, pos);
       unscale<E>(acc, p_scale, nullptr, rows, cols, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN);
+      if constexpr (E::OUT_STAGE_ROWS > 0) {
+        if (out.ok) {
+          store_fragments_bulk<E>(acc, out.map, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN, E::out_stage(smem));
+          continue;
+        }
+      }
       store_accumulators<E>(acc, C, cols, rows, cols, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN, smem);
+    }
+    if constexpr (E::OUT_STAGE_ROWS > 0) {
+      if (out.ok) store_fragments_bulk_done<E>();
     }
   }
 #endif
@@ -3197,9 +3365,12 @@ const char* grad_input(const op_t* dz, const op_t* dz_lo, const elem_t* w_in, lo
     SplitK sk;
     if (const char* err = split_k(sc, 1, at, &sk)) return err;
     if constexpr (Wgmma::PERSISTENT) {
-      if (sc.split == 1)
+      if (sc.split == 1) {
+        StoreMap out;
+        if (const char* err = store_map<Wgmma>(&out, dx, M, K, K)) return err;
         return launch_wgmma<false, true, true>(wgmma_store_persistent_kernel<Wgmma, true>, 1, s, dp.p, nullptr, M, N,
-                                               dp.ld, wp.p, N, K, wp.ld, dp.scale, dx, M, K, N);
+                                               dp.ld, wp.p, N, K, wp.ld, out, dp.scale, dx, M, K, N);
+      }
     }
     return launch_wgmma<false>(wgmma_store_kernel<true>, sc.split, s, dp.p, nullptr, M, N, dp.ld, wp.p, N, K, wp.ld,
                                dp.scale, dx, M, K, N, sk);
@@ -3242,9 +3413,12 @@ const char* grad_weight(const op_t* dz, const op_t* dz_lo, const elem_t* x_in, l
     SplitK sk;
     if (const char* err = split_k(sc, 2, at, &sk)) return err;
     if constexpr (Wgmma::PERSISTENT) {
-      if (sc.split == 1)
+      if (sc.split == 1) {
+        StoreMap out;
+        if (const char* err = store_map<Wgmma>(&out, dw, N, K, K)) return err;
         return launch_wgmma<false, false, true>(wgmma_store_persistent_kernel<Wgmma, false>, 1, s, dp.p, nullptr, N,
-                                                M, dp.ld, xp.p, M, K, xp.ld, dp.scale, dw, N, K, M);
+                                                M, dp.ld, xp.p, M, K, xp.ld, out, dp.scale, dw, N, K, M);
+      }
     }
     return launch_wgmma<false, false>(wgmma_store_kernel<false>, sc.split, s, dp.p, nullptr, N, M, dp.ld, xp.p, M, K,
                                       xp.ld, dp.scale, dw, N, K, M, sk);

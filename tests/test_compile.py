@@ -193,9 +193,10 @@ def test_cuda_source_compiles_without_spills(p, tmp_path):
     extra += 5 if p.gemv_max_rows else 0  # the few-rows engines' three GEMMs, the outer product's two forms
     if p.wgmma and p.wgmma_template == "wgmma_half":
         extra += 3 if p.tile.block_m % 64 == 0 else 1
-    # its operand kernels: rows and the columns' two passes, each in two forms; with two planes (3xfp16) the
-    # rows' and the columns' planes also split SAFE; and the kept weight's fingerprint (a `.data` write)
-    extra += (9 if p.pieces == 2 else 5) if p.scaled else 0
+    # its operand kernels: rows (with and without a folded factor) and the columns' two passes, each in two forms;
+    # with two planes (3xfp16) the rows' and the columns' planes also split SAFE; and the kept weight's
+    # fingerprint (a `.data` write)
+    extra += (13 if p.pieces == 2 else 7) if p.scaled else 0
     # the planes engine's forward and its two store kernels (dx, dW); and its operand kernels are 11 (rows and
     # columns in all four forms, col_exps' two, the fingerprint), two more than the 9 above (the wgmma base of 18
     # counts two of them)
