@@ -169,6 +169,11 @@ MUTATIONS += (
     Mutation("rows_factor_doubled", "the row planes without a folded factor (x, W) made at twice their row's scale",
              "templates/engines/operand_scale.cuh.j2", "rest = pow2(-se - half);", "rest = pow2(1 - se - half);",
              ("tests/test_gpu_scaled_planes.py", "-k", "extreme and tf32 and linear")),
+    Mutation("fold_rare_skipped", "dz's row planes (W's scales folded) scale every value by its exponent's bits, "
+             "zeros, subnormals and non-finite values too", "templates/engines/operand_scale.cuh.j2",
+             "        if (rare)\n#pragma unroll\n          for (int k = 0; k < V; ++k) s[k] = times_pow2(v[k], d[k]);",
+             "        if (false)\n#pragma unroll\n          for (int k = 0; k < V; ++k) s[k] = times_pow2(v[k], d[k]);",
+             ("tests/test_gpu_scaled_planes.py", "-k", "extreme and tf32 and linear")),
     Mutation("row_tail_unstored", "the row planes' values past those held in registers left unwritten (rows over "
              "8192 values, or 1024 in the 4-byte form)", "templates/engines/operand_scale.cuh.j2",
              "      store(v, c);\n", "      if (c < 0) store(v, c);\n",

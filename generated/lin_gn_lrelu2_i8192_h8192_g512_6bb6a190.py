@@ -1666,7 +1666,8 @@ static bool tma_ok(const plane_t* X, long long s_r, long long s_c) {
 // power-of-two factor per column folded in, another operand's scales along this GEMM's reduction (dz's columns take
 // W's row scales for dx = dz W). The column form scales each column and folds a factor per row (dz for dW = dz^T x,
 // with x's row scales). Non-finite values pass through (Inf and NaN are 16-bit values too) and set no scale; a row
-// with no finite nonzero value gets scale 1. Scales are floats, exact powers of two (normal ones: 2^-126..2^127).
+// with no finite nonzero value gets scale 1. Scales are floats, exact powers of two from 2^-149 (float's smallest
+// subnormal: a row of subnormals, or of tiny values whose folded factor is small, keeps its bits) to 2^127.
 // The GEMMs' outputs are multiplied back by the scales of their rows and columns (unscale) before any epilogue.
 // Two planes a matrix (3xtf32's accuracy): hi as above, lo the rest of the scaled value rounded to fp16, the same
 // scale: 22 significant bits (SAFE: 21, see split_value); lo's plane follows hi's, rows x ld elements on.
@@ -1685,15 +1686,21 @@ __device__ __forceinline__ int exponent_of(float v) {
   if (biased == 255u || b == 0u) return NO_EXP;
   return biased ? (int)biased - 127 : -118 - __clz(b);  // (a subnormal's lowest bit is 2^-149)
 }
-// A scale's exponent for a row whose largest exponent is e: e - SCALE_TOP, kept to float's normal powers of two
-// (a row whose largest element is under 2^-112 lands lower in its plane: such rows carry few bits anyway).
-__device__ __forceinline__ int scale_exp(int e) { return e <= NO_EXP ? 0 : max(-126, min(127, e - SCALE_TOP)); }
-// The exponent of a scale (a normal power of two) as stored.
-__device__ __forceinline__ int exp_of_scale(float s) { return (int)(__float_as_uint(s) >> 23) - 127; }
+// A scale's exponent for a row whose largest exponent is e: e - SCALE_TOP, kept to float's powers of two (a row
+// whose largest value, folded factor included, is under 2^-135 lands lower in its plane). Clamped at float's
+// smallest normal power instead, a row of fp32 subnormals in dz (its W's scales folded, ~2^-20) fell under fp16's
+// subnormals: dx's row was 0.
+__device__ __forceinline__ int scale_exp(int e) { return e <= NO_EXP ? 0 : max(-149, min(127, e - SCALE_TOP)); }
+// The exponent of a scale (a power of two, normal or subnormal) as stored.
+__device__ __forceinline__ int exp_of_scale(float s) {
+  const unsigned b = __float_as_uint(s);
+  return b >= 0x00800000u ? (int)(b >> 23) - 127 : -118 - __clz(b);
+}
 __device__ __forceinline__ float pow2(int d) {  // 2^d for d in [-149, 127]
   return d >= -126 ? __uint_as_float((unsigned)(d + 127) << 23) : d >= -149 ? __uint_as_float(1u << (d + 149)) : 0.f;
 }
-// v 2^d, |d| up to 253 (a fold and a scale apart), in two exact steps of a normal or subnormal power each.
+// v 2^d, d from -276 to 163 (a fold and a scale apart; v 2^d is at most 2^15), in two steps of a normal or
+// subnormal power each, exact wherever the result is a normal float.
 __device__ __forceinline__ float times_pow2(float v, int d) {
   const int h = d / 2;
   return v * pow2(h) * pow2(d - h);
@@ -1799,9 +1806,11 @@ __device__ __forceinline__ bool any_changed(const int* changed) {
 // read twice (the second time from L2). VEC: 4 values a thread a step (16-byte loads, 8-byte stores). changed:
 // nullptr, or the weight's fingerprint flags: none set leaves the plane as it is (a kept weight's, unchanged),
 // and the launch is a few blocks a SM rather than a block a row, so that such a call costs little.
-// FOLD (a factor a column: dz's rows for dx) takes each value's exponent and its own power of two; without one
-// (x, W) the row's largest finite |value| is an integer maximum of its bits and every value is multiplied by the
-// row's two factors, found once: ~25 instructions a value fewer, which bound the kernel (ncu: DRAM 37-43% busy).
+// Per value the kernel was bound by instructions (ncu: DRAM 37-43% busy), so: without a folded factor (x, W) the
+// row's largest finite |value| is an integer maximum of its bits and every value is multiplied by the row's two
+// factors, found once; with one (FOLD, a factor a column: dz's rows for dx) each value's exponent and its scaling
+// work on the exponent's bits, with the exact forms only for a thread's rare zeros, subnormals and non-finite
+// values.
 template <bool VEC, bool SAFE, bool FOLD>
 __global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __restrict__ X, long long s0, long long s1,
                                                                  int cols, const float* __restrict__ fold,
@@ -1825,11 +1834,20 @@ __global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __
       if constexpr (FOLD) {
         int f[V];
         fold_exps<V>(fold, c, f);
+        bool rare = false;  // a zero, subnormal or non-finite value: its exponent (or none) exactly, below
 #pragma unroll
         for (int k = 0; k < V; ++k) {
-          const int ev = exponent_of(v[k]);
-          if (ev != NO_EXP) e = max(e, ev + f[k]);
+          const int biased = (int)((__float_as_uint(v[k]) & 0x7fffffffu) >> 23);
+          const bool normal = (unsigned)(biased - 1) <= 253u;
+          rare |= !normal;
+          if (normal) e = max(e, biased - 127 + f[k]);
         }
+        if (rare)
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            const int ev = exponent_of(v[k]);
+            if (ev != NO_EXP) e = max(e, ev + f[k]);
+          }
       } else {
 #pragma unroll
         for (int k = 0; k < V; ++k) {
@@ -1857,9 +1875,22 @@ __global__ void __launch_bounds__(ROW_THREADS) scale_rows_kernel(const float* __
       if constexpr (FOLD) {
         int d[V];
         fold_exps<V>(fold, c, d);
+        // v 2^d by its exponent's bits where v and the result are normal (times_pow2's value: a power of two
+        // multiplies exactly), times_pow2 for a thread's rare others
+        float s[V];
+        bool rare = false;
 #pragma unroll
-        for (int k = 0; k < V; ++k) d[k] -= se;
-        store_run<V, SAFE>(plane + r * ld + c, piece, v, d);
+        for (int k = 0; k < V; ++k) {
+          d[k] -= se;
+          const unsigned b = __float_as_uint(v[k]);
+          const int biased = (int)((b >> 23) & 0xffu);
+          rare |= (unsigned)(biased - 1) > 253u || (unsigned)(biased + d[k] - 1) > 253u;
+          s[k] = __uint_as_float(b + ((unsigned)d[k] << 23));
+        }
+        if (rare)
+#pragma unroll
+          for (int k = 0; k < V; ++k) s[k] = times_pow2(v[k], d[k]);
+        store_scaled<V, SAFE>(plane + r * ld + c, piece, s);
       } else {
         float s[V];
 #pragma unroll
@@ -1994,7 +2025,7 @@ __device__ __forceinline__ void unscale_each(float (&acc)[E::ACC_M][E::ACC_N], c
   for (int i = 0; i < E::ACC_M; ++i) {
     const float ps = p_scale[m0 + E::row(i)];  // (past `rows`: padding, for rows never stored)
 #pragma unroll
-    for (int j = 0; j < E::ACC_N; ++j) acc[i][j] *= ps * rs[j];
+    for (int j = 0; j < E::ACC_N; ++j) acc[i][j] = acc[i][j] * ps * rs[j];  // (ps * rs alone may underflow)
   }
 }
 

@@ -70,6 +70,20 @@ def _extreme_rows(M, K, gen):
     return x.float()
 
 
+def _extreme_gradient_rows(M, N, gen):
+    """The output's gradient with finite extreme rows (dz's row planes, with W's scales folded, take a zero,
+    subnormal or huge value by exact paths), in rows whose x is ordinary (dW = dz^T x stays finite)."""
+    g = torch.randn(M, N, generator=gen, dtype=torch.float64)
+    g[11] = 0
+    g[12] *= 2.0 ** 60
+    g[13] *= 2.0 ** -100
+    g[14] *= 1e-41  # fp32 subnormals
+    g[15] = 0
+    g[15, 3] = 3e-39  # a single subnormal
+    g[16, 5] = 1e30  # one huge element beside O(1) ones
+    return g.float()
+
+
 def _row_errors(value, truth):
     """Per row: max |value - truth| / max |truth| (absolute where the row is zero)."""
     diff = (value.double() - truth).abs().amax(dim=1)
@@ -88,7 +102,7 @@ def test_extreme_rows_match_the_reference(linear, wide, M, sizes):
     ours.load_state_dict(ref.state_dict())
     assert engine_ran(linear, M, K).startswith(linear.MAINLOOP), engine_ran(linear, M, K)
     x = _extreme_rows(M, K, gen).cuda()
-    g = torch.randn(M, N, generator=gen).cuda()
+    g = _extreme_gradient_rows(M, N, gen).cuda()
     finite = torch.isfinite(x).all(dim=1)
     w = ref.fc.weight.detach()
     with torch.no_grad():
