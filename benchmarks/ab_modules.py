@@ -5,8 +5,10 @@ against the current one.
 
     PYTHONPATH=. python benchmarks/ab_modules.py OLD.py NEW.py --init 8192,8192,512 --batch 1024 [--rounds 7]
 
---kernels also profiles a forward+backward step of each (kernel_times.step_kernel_times, a row per launch in
-launch order) and prints the two side by side: which kernel a difference comes from.
+--kernels also profiles forward+backward steps of each (kernel_times.step_kernel_times, a row per launch in
+launch order) and prints the two side by side: which kernel a difference comes from. --kernel-rounds profiles
+them in that many alternating rounds and prints each kernel's median (one profile of A, then one of B, put
+whatever drifts between the two on B: a kernel both ran alike moved by 1-3%).
 """
 import argparse
 import pathlib
@@ -30,6 +32,7 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--inner", type=int, default=5)
     ap.add_argument("--kernels", action="store_true", help="also each step's kernels side by side (us)")
+    ap.add_argument("--kernel-rounds", type=int, default=1, help="alternating profiles of A and B (medians)")
     args = ap.parse_args(argv)
     init = [int(v) for v in args.init.split(",")]
     models = {}
@@ -53,8 +56,15 @@ def main(argv=None):
     print(f"B / A: forward {fbb_f / fa:.3f}, forward+backward {fbb / fba:.3f}")
     if args.kernels:
         xg = x.clone().requires_grad_()
-        rows = {label: step_kernel_times(model, xg, g, args.reps, by_launch=True) for label, model in models.items()}
-        print(f"{'kernel (a row per launch, launch order of A then B)':<90} {'A us':>8} {'B us':>8}")
+        profiles = {label: [] for label in models}
+        for _ in range(args.kernel_rounds):
+            for label, model in models.items():
+                profiles[label].append(step_kernel_times(model, xg, g, args.reps, by_launch=True))
+        rows = {label: {name: (statistics.median(p.get(name, (0.0, 0))[0] for p in runs),)
+                        for name in dict.fromkeys(n for p in runs for n in p)}
+                for label, runs in profiles.items()}
+        print(f"{'kernel (a row per launch, launch order of A then B)':<90} {'A us':>8} {'B us':>8}"
+              f"  (medians of {args.kernel_rounds} alternating profiles)")
         for name in list(dict.fromkeys(list(rows["A"]) + list(rows["B"]))):
             a, b = (rows[label].get(name, (0.0, 0))[0] for label in ("A", "B"))
             print(f"{name[:90]:<90} {a:8.1f} {b:8.1f}")

@@ -1,0 +1,64 @@
+"""Two generated module files for the same layer, on the same inputs: are the output and every gradient the same,
+bit for bit? For changes that must not change the arithmetic (how operands reach the tensor cores, how tiles are
+scheduled): a difference of a single bit says the change did more than it claims.
+
+    PYTHONPATH=. python benchmarks/same_results.py OLD.py NEW.py --init 8192,8192,512 --batch 1024
+"""
+import argparse
+import pathlib
+import sys
+
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from fusegen.tools.tune import _import  # noqa: E402
+
+
+def _draws(batch, inputs, gen):
+    """(name, x) pairs from several distributions, and one with rows 2^20 apart."""
+    shape = (batch, inputs)
+    yield "normal", torch.randn(shape, generator=gen)
+    yield "uniform(-1, 1)", torch.rand(shape, generator=gen) * 2 - 1
+    yield "lognormal", torch.randn(shape, generator=gen).exp()
+    rows = torch.randn(shape, generator=gen)
+    rows[::2] *= 2.0 ** 20
+    yield "rows 2^20 apart", rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("a", type=pathlib.Path)
+    ap.add_argument("b", type=pathlib.Path)
+    ap.add_argument("--init", required=True, help="ModelNew's constructor arguments, comma-separated integers")
+    ap.add_argument("--batch", type=int, required=True)
+    args = ap.parse_args(argv)
+    init = [int(v) for v in args.init.split(",")]
+    models = []
+    for path in (args.a, args.b):
+        torch.manual_seed(0)
+        models.append(_import(path).ModelNew(*init).cuda())
+    gen = torch.Generator().manual_seed(35)
+    differ = 0
+    for name, x in _draws(args.batch, init[0], gen):
+        results = []
+        for model in models:
+            model.zero_grad(set_to_none=True)
+            xg = x.cuda().requires_grad_()
+            out = model(xg)
+            g = torch.randn(out.shape, generator=torch.Generator().manual_seed(7)).cuda()
+            out.backward(g)
+            torch.cuda.synchronize()
+            results.append({"out": out.detach(), "x.grad": xg.grad,
+                            **{f"{n}.grad": p.grad for n, p in model.named_parameters()}})
+        for key, a in results[0].items():
+            b = results[1][key]
+            same = torch.equal(a, b)
+            differ += not same
+            worst = 0.0 if same else (a.double() - b.double()).abs().max().item()
+            print(f"{name:<16} {key:<14} {'same' if same else 'DIFFERENT':<9} max |A - B| {worst:.3e}")
+    print(f"{'all the same' if not differ else f'{differ} results differ'}: {args.a.name} / {args.b.name}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
