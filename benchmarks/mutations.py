@@ -166,10 +166,6 @@ MUTATIONS += (
              "(((piece % 8) ^ (r % 8)) * 16)", "((piece % 8) * 16)",
              ("tests/test_gpu_scaled_planes.py", "tests/test_gpu_dtypes.py", "-k",
               "(extreme and 3xtf32 and wide) or (half_module and wgmma and 512x4096x4096x128 and bfloat16)")),
-    Mutation("cluster_rank_ignored", "grad_weight's clustered blocks each storing the cluster's first column tile of "
-             "the group (the second one never written)", "templates/launchers.cuh.j2",
-             "n0 = ((t / tiles_m) * q.cluster + q.rank) * BN;", "n0 = ((t / tiles_m) * q.cluster) * BN;",
-             ("tests/test_gpu_scaled_planes.py", "-k", "extreme and 3xtf32")),
     Mutation("rows_factor_doubled", "the row planes without a folded factor (x, W) made at twice their row's scale",
              "templates/engines/operand_scale.cuh.j2", "rest = pow2(-se - half);", "rest = pow2(1 - se - half);",
              ("tests/test_gpu_scaled_planes.py", "-k", "extreme and tf32 and linear")),

@@ -2059,13 +2059,14 @@ template <class K>
 static K pick(bool vec, bool safe, K vec_near, K near, K vec_safe, K safe_k) {
   return safe ? (vec ? vec_safe : safe_k) : (vec ? vec_near : near);
 }
-// X(r, c) = X[r*s0 + c*s1] (rows x cols) as planes with a scale per row (safe: split_value's SAFE).
+// X(r, c) = X[r*s0 + c*s1] (rows x cols) as planes with a scale per row (safe: split_value's SAFE). A folded
+// factor comes with dz only, split to nearest: that form is built to nearest alone.
 static const char* scale_rows(const float* X, long long s0, long long s1, int rows, int cols, const float* fold,
                               float** at, Plane* q, cudaStream_t s, bool safe = false, const int* changed = nullptr) {
+  if (fold && safe) return "scale_rows: a folded factor is split to nearest only";
   *q = carve(at, rows, cols, rows);
   const bool vec = s1 == 1 && cols % 4 == 0 && s0 % 4 == 0 && aligned16(X) && (!fold || aligned16(fold));
-  const auto kernel = fold ? pick(vec, safe, scale_rows_kernel<true, false, true>, scale_rows_kernel<false, false, true>,
-                                  scale_rows_kernel<true, SAFE_SPLIT, true>, scale_rows_kernel<false, SAFE_SPLIT, true>)
+  const auto kernel = fold ? (vec ? scale_rows_kernel<true, false, true> : scale_rows_kernel<false, false, true>)
                              : pick(vec, safe, scale_rows_kernel<true, false, false>,
                                   scale_rows_kernel<false, false, false>, scale_rows_kernel<true, SAFE_SPLIT, false>,
                                   scale_rows_kernel<false, SAFE_SPLIT, false>);

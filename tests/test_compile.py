@@ -194,12 +194,11 @@ def test_cuda_source_compiles_without_spills(p, tmp_path):
     if p.wgmma and p.wgmma_template == "wgmma_half":
         extra += 3 if p.tile.block_m % 64 == 0 else 1
     # its operand kernels: rows (with and without a folded factor) and the columns' two passes, each in two forms;
-    # with two planes (3xfp16) the rows' and the columns' planes also split SAFE; and the kept weight's
-    # fingerprint (a `.data` write)
-    extra += (13 if p.pieces == 2 else 7) if p.scaled else 0
-    # the planes engine's forward and its two store kernels (dx, dW); and its operand kernels are 11 (rows and
-    # columns in all four forms, col_exps' two, the fingerprint), two more than the 9 above (the wgmma base of 18
-    # counts two of them)
+    # with two planes (3xfp16) the rows without a folded factor and the columns' planes also split SAFE; and the
+    # kept weight's fingerprint (a `.data` write)
+    extra += (11 if p.pieces == 2 else 7) if p.scaled else 0
+    # the planes engine's forward and its two store kernels (dx, dW), and the two operand kernels that the wgmma
+    # base of 18 counts
     extra += 5 if p.scaled_mma else 0
     expected = {"simt": 8, "mma": 14, "wgmma": 18}[p.mainloop.split("_")[0]] + (p.group_strategy == TWO_STAGE) + extra
     arch_names = {"sm_90a"} if p.arch_flags else {"sm_80", "sm_90"}

@@ -48,11 +48,7 @@ SCALED_PLANE = FLOAT16
 # picks either engine. Its tile: 128 x 128 (a consumer's accumulators and fp32 totals beside two planes'
 # fragments), three stages of four 16 KB plane tiles.
 THREE_FP16 = True
-# grad_weight's persistent GEMM in clusters of two blocks sharing P's tile by multicast: dW of the headline kept
-# L2 92% busy at 78% tensor-pipe use (Nsight Compute, H100, session 35 run 1); clustered, dW 668 -> 633 and 658
-# -> 640 us (runs 4, 5). Not grad_input (94% tensor-pipe use: +5 and +52 us clustered), nor the 256-row tiles
-# above, which read fewer operand bytes a flop (tf32's dW clustered: 251 -> 266 us, run 4).
-THREE_FP16_TILE = WgmmaTile(block_m=128, block_n=128, stages=3, cluster=2)
+THREE_FP16_TILE = WgmmaTile(block_m=128, block_n=128, stages=3)
 # 3xtf32 on mma.sync (sm_80 / 86 / 89) over the same two planes: the 16-bit engine's two-plane form (engine Planes,
 # beside the fp32 engines that keep small and unaligned GEMMs). Its GEMMs measured 1.7-1.8x the 3xTF32 engine's on
 # an H100's mma.sync, more accurate (benchmarks/mma_3xfp16.py; session 31 run 7); the headline module's step 0.58x
@@ -542,9 +538,6 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     timed_on = tuned_mainloop(spec, gpu, batch) if tuned_for else ""
     if tuned_for and isinstance(tile, WgmmaTile) and timed_on != mainloop and (timed_on or plane is not None):
         tile, tuned_for = wgmma_tile, ""
-    if isinstance(tile, WgmmaTile) and tile.cluster > 1 and mainloop == ENGINES[WgmmaTile]:
-        raise ValueError(f"tile {tile.name}: clusters are the 16-bit wgmma engine's (bf16 / fp16 operands or scaled "
-                         f"planes); the {mainloop} engine runs one block a tile: cluster=1")
     planes = _plane_count(spec.precision, scaled)  # (Plan.pieces)
     split = spec.precision != TF32 and not half  # (the 3xTF32 wgmma engine stages two planes of its operand)
     need = (tile.plane_smem_bytes(planes) if planes else tile.smem_bytes(split)) if isinstance(tile, WgmmaTile) else 0
