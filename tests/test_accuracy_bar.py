@@ -233,18 +233,25 @@ def test_a_model_file_passes_against_itself_from_every_distribution():
 
 def test_ill_conditioned_tensors_are_judged_against_what_z_rounding_allows():
     """One input feature, 3-channel groups, batch 1: grad_x is one sum that cancels, and rounding z to fp32
-    decides its error. A layer that rounds z exactly once (as well as any fp32 layer can) is 6x the reference's
-    error here by luck of the draw; the floor (z_rounding_floor) keeps the bar from failing it."""
+    decides its error. A layer that rounds z exactly once (as well as any fp32 layer can) is several times the
+    reference's error on some draws, by luck (which draws depends on the CPU's BLAS kernels, whose rounding the
+    reference's error is: seed 5 was 6x on one CPU and 3.7x on another); the floor (z_rounding_floor) keeps the
+    bar from failing it on every draw."""
     class ExactZ(ReferenceLayer):
         def forward(self, x):
             z64 = torch.nn.functional.linear(x.double(), self.fc.weight.double(), self.fc.bias.double())
             z = z64.float() + 0 * self.fc(x)  # z rounded once; the gradients still flow through fc
             y = self.leaky_relu(self.gn(z))
             return y + y
-    report, problems = compare(ExactZ, ReferenceLayer, fusegen.Spec(1, 7302, 2434), batch=1, seed=5, device="cpu",
-                               dist="uniform")
-    ours, ref = report["grad_x"]
-    assert ours > 4 * ref and problems == [], (report["grad_x"], problems)
+    hard = []  # draws on which the plain bar (4x the reference's error) would fail the exact-z layer
+    for seed in range(12):
+        report, problems = compare(ExactZ, ReferenceLayer, fusegen.Spec(1, 7302, 2434), batch=1, seed=seed,
+                                   device="cpu", dist="uniform")
+        assert problems == [], (seed, report["grad_x"], problems)
+        ours, ref = report["grad_x"]
+        if ours > 4 * ref:
+            hard.append(seed)
+    assert hard, "no draw put the exact-z layer over 4x the reference's error: the test proves nothing"
 
 
 def test_the_kink_tolerance_follows_a_noisy_column_as_well_as_a_noisy_row():
