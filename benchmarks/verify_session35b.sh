@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Session 35: the persistent backward GEMMs in clusters of two blocks that share P's tile by TMA multicast (logs
-# under $OUT, a table last). ab/old_*.py: the previous commit's renders of the headline; ab/new_*.py: this one's.
+# under $OUT, a table last; runs 2 and 4-6, the templates of 71b3668 and its forms before, since reverted).
+# ab/old_*.py: the previous commit's renders of the headline; ab/new_*.py: this one's.
 #   STEP=1: build; old and new give the same output and gradients bit for bit (the arithmetic is unchanged; a
 #           hang here would be a cluster barrier waiting forever: each step has its own time limit); A/B of the
 #           tf32 and 3xtf32 steps with their kernels side by side (3xtf32: 15 rounds; kernels: medians of 5
