@@ -5,7 +5,7 @@ import dataclasses
 import math
 
 from .dtypes import AUTOCAST_TYPES, ELEMENTS, FLOAT32, dtype as element_type
-from .ops import COLUMN, FULL, ROW, ROW_VALUE, WINDOW, op
+from .ops import COLUMN, FULL, ROW, WINDOW, op
 from .ops.pool import pooled_width
 
 
