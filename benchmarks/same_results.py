@@ -11,18 +11,10 @@ import sys
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from fusegen.tools.accuracy import draw_input  # noqa: E402
 from fusegen.tools.tune import _import  # noqa: E402
 
-
-def _draws(batch, inputs, gen):
-    """(name, x) pairs from several distributions, and one with rows 2^20 apart."""
-    shape = (batch, inputs)
-    yield "normal", torch.randn(shape, generator=gen)
-    yield "uniform(-1, 1)", torch.rand(shape, generator=gen) * 2 - 1
-    yield "lognormal", torch.randn(shape, generator=gen).exp()
-    rows = torch.randn(shape, generator=gen)
-    rows[::2] *= 2.0 ** 20
-    yield "rows 2^20 apart", rows
+DISTRIBUTIONS = ("normal", "uniform", "lognormal", "row_scales")  # (row_scales: rows 2^20 apart)
 
 
 def main(argv=None):
@@ -39,7 +31,8 @@ def main(argv=None):
         models.append(_import(path).ModelNew(*init).cuda())
     gen = torch.Generator().manual_seed(35)
     differ = 0
-    for name, x in _draws(args.batch, init[0], gen):
+    for name in DISTRIBUTIONS:
+        x = draw_input((args.batch, init[0]), name, gen)
         results = []
         for model in models:
             model.zero_grad(set_to_none=True)
