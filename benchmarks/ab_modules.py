@@ -60,15 +60,15 @@ def main(argv=None):
         for _ in range(args.kernel_rounds):
             for label, model in models.items():
                 profiles[label].append(step_kernel_times(model, xg, g, args.reps, by_launch=True))
-        rows = {label: {name: (statistics.median(p.get(name, (0.0, 0))[0] for p in runs),)
+        rows = {label: {name: statistics.median(p.get(name, (0.0, 0))[0] for p in runs)  # us a step
                         for name in dict.fromkeys(n for p in runs for n in p)}
                 for label, runs in profiles.items()}
         print(f"{'kernel (a row per launch, launch order of A then B)':<90} {'A us':>8} {'B us':>8}"
               f"  (medians of {args.kernel_rounds} alternating profiles)")
         for name in list(dict.fromkeys(list(rows["A"]) + list(rows["B"]))):
-            a, b = (rows[label].get(name, (0.0, 0))[0] for label in ("A", "B"))
+            a, b = (rows[label].get(name, 0.0) for label in ("A", "B"))
             print(f"{name[:90]:<90} {a:8.1f} {b:8.1f}")
-        print(f"{'total':<90} {sum(v[0] for v in rows['A'].values()):8.1f} {sum(v[0] for v in rows['B'].values()):8.1f}")
+        print(f"{'total':<90} {sum(rows['A'].values()):8.1f} {sum(rows['B'].values()):8.1f}")
 
 
 if __name__ == "__main__":
