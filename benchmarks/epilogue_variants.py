@@ -38,6 +38,21 @@ VARIANTS = {
                    "if (row < M && col < N && M < 0) C[row * ldc + col] = to_elem(acc[i][j]);"),
                   ("*reinterpret_cast<uint4*>(dst + (r0 + r) * ldc + p * PER_PIECE) =",
                    "if (ldc < 0) *reinterpret_cast<uint4*>(dst + (r0 + r) * ldc + p * PER_PIECE) =")]),
+    # the persistent backward GEMMs' tile boundary (scaled planes: dx and dW at fp32), piece by piece
+    "no_unscale": ("the persistent GEMMs' unscale and its scales' fetch",
+                   [("fetch_scales<E>(E::tile_scales(smem), p_scale, (t % tiles_m) * E::TILE_M);", ""),
+                    ("unscale<E>(acc, fetched_scales<E>(E::tile_scales(smem)), nullptr, cols, (t / tiles_m) * BN);",
+                     "")]),
+    "no_bulk_store": ("the persistent GEMMs' bulk stores (staged all the same: no buffer waits for one)",
+                      [("E::tma_store(out, buffer", "if (m0 < 0) E::tma_store(out, buffer")]),
+    "no_store_wait": ("the persistent GEMMs' wait for a staging buffer's previous store (racy: outputs wrong)",
+                      [("else E::template store_wait_read<1>();", "")]),
+    "no_tile_epilogue": ("the persistent GEMMs' whole epilogue: unscale, staging, stores",
+                         [("fetch_scales<E>(E::tile_scales(smem), p_scale, (t % tiles_m) * E::TILE_M);", ""),
+                          ("unscale<E>(acc, fetched_scales<E>(E::tile_scales(smem)), nullptr, cols, (t / tiles_m) * BN);",
+                           ""),
+                          ("store_fragments_bulk<E>(acc, out.map,",
+                           "if (acc[0][0] == 1234.5f) store_fragments_bulk<E>(acc, out.map,")]),
 }
 
 
