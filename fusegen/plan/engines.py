@@ -122,9 +122,8 @@ class WgmmaTile:
         return 1024 + self.stages * per_stage + 16 * self.stages
 
     def plane_smem_bytes(self, pieces: int) -> int:
-        """The same for the 16-bit engine over `pieces` planes of each operand (64 of k a stage, 2 bytes each),
-        and the tile's row scales (fp32) beside the ring."""
-        return 1024 + self.stages * pieces * 2 * 64 * (self.block_m + self.block_n) + 16 * self.stages + 4 * self.block_m
+        """The same for the 16-bit engine over `pieces` planes of each operand (64 of k a stage, 2 bytes each)."""
+        return 1024 + self.stages * pieces * 2 * 64 * (self.block_m + self.block_n) + 16 * self.stages
 
     @property
     def name(self) -> str:
