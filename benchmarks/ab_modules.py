@@ -3,7 +3,7 @@ alternating rounds (A, B, A, B, ...) so that clock and host drift fall on both a
 For "did this change cost time": e.g. the module of the previous commit (git show REV:generated/X.py > old.py)
 against the current one.
 
-    PYTHONPATH=. python benchmarks/ab_modules.py OLD.py NEW.py --init 8192,8192,512 --batch 1024 [--rounds 7]
+    PYTHONPATH=. python benchmarks/ab_modules.py OLD.py NEW.py --init 8192,8192,512 --batch 1024 [--rounds 7] [--dtype bfloat16]
 
 --kernels also profiles forward+backward steps of each (kernel_times.step_kernel_times, a row per launch in
 launch order) and prints the two side by side: which kernel a difference comes from. --kernel-rounds profiles
@@ -33,14 +33,17 @@ def main(argv=None):
     ap.add_argument("--inner", type=int, default=5)
     ap.add_argument("--kernels", action="store_true", help="also each step's kernels side by side (us)")
     ap.add_argument("--kernel-rounds", type=int, default=1, help="alternating profiles of A and B (medians)")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
+                    help="the modules' element type (the layer, its input and gradient cast to it)")
     args = ap.parse_args(argv)
     init = [int(v) for v in args.init.split(",")]
+    dtype = getattr(torch, args.dtype)
     models = {}
     for label, path in (("A", args.a), ("B", args.b)):
         torch.manual_seed(0)
-        models[label] = _import(path).ModelNew(*init).cuda()
-    x = torch.randn(args.batch, init[0], device="cuda")
-    g = torch.randn(args.batch, models["A"](x).shape[-1], device="cuda")
+        models[label] = _import(path).ModelNew(*init).cuda().to(dtype)
+    x = torch.randn(args.batch, init[0], device="cuda").to(dtype)
+    g = torch.randn(args.batch, models["A"](x).shape[-1], device="cuda").to(dtype)
     times = {label: ([], []) for label in models}
     for _ in range(args.rounds):
         for label, model in models.items():

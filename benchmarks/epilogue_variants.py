@@ -40,17 +40,21 @@ VARIANTS = {
                    "if (ldc < 0) *reinterpret_cast<uint4*>(dst + (r0 + r) * ldc + p * PER_PIECE) =")]),
     # the persistent backward GEMMs' tile boundary (scaled planes: dx and dW at fp32), piece by piece
     "no_unscale": ("the persistent GEMMs' unscale",
-                   [("unscale<E>(acc, p_scale, nullptr, rows, cols, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN);",
+                   [("unscale<E>(acc, p_scale, nullptr, rows, cols, m0, n0);",
                      "")]),
     "no_bulk_store": ("the persistent GEMMs' bulk stores (staged all the same: no buffer waits for one)",
                       [("E::tma_store(out, buffer", "if (m0 < 0) E::tma_store(out, buffer")]),
     "no_store_wait": ("the persistent GEMMs' wait for a staging buffer's previous store (racy: outputs wrong)",
                       [("else E::template store_wait_read<1>();", "")]),
     "no_tile_epilogue": ("the persistent GEMMs' whole epilogue: unscale, staging, stores",
-                         [("unscale<E>(acc, p_scale, nullptr, rows, cols, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN);",
+                         [("unscale<E>(acc, p_scale, nullptr, rows, cols, m0, n0);",
                            ""),
                           ("store_fragments_bulk<E>(acc, out.map,",
                            "if (acc[0][0] == 1234.5f) store_fragments_bulk<E>(acc, out.map,")]),
+    # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
+    **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
+                                                                f"constexpr int RASTER_ROWS = {n};")])
+       for n in (2, 4, 16, 65536)},
 }
 
 

@@ -2,7 +2,7 @@
 bit for bit? For changes that must not change the arithmetic (how operands reach the tensor cores, how tiles are
 scheduled): a difference of a single bit says the change did more than it claims.
 
-    PYTHONPATH=. python benchmarks/same_results.py OLD.py NEW.py --init 8192,8192,512 --batch 1024
+    PYTHONPATH=. python benchmarks/same_results.py OLD.py NEW.py --init 8192,8192,512 --batch 1024 [--dtype bfloat16]
 """
 import argparse
 import pathlib
@@ -23,12 +23,15 @@ def main(argv=None):
     ap.add_argument("b", type=pathlib.Path)
     ap.add_argument("--init", required=True, help="ModelNew's constructor arguments, comma-separated integers")
     ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
+                    help="the modules' element type (the layer, its input and gradient cast to it)")
     args = ap.parse_args(argv)
     init = [int(v) for v in args.init.split(",")]
+    dtype = getattr(torch, args.dtype)
     models = []
     for path in (args.a, args.b):
         torch.manual_seed(0)
-        models.append(_import(path).ModelNew(*init).cuda())
+        models.append(_import(path).ModelNew(*init).cuda().to(dtype))
     gen = torch.Generator().manual_seed(35)
     differ = 0
     for name in DISTRIBUTIONS:
@@ -36,9 +39,9 @@ def main(argv=None):
         results = []
         for model in models:
             model.zero_grad(set_to_none=True)
-            xg = x.cuda().requires_grad_()
+            xg = x.cuda().to(dtype).requires_grad_()
             out = model(xg)
-            g = torch.randn(out.shape, generator=torch.Generator().manual_seed(7)).cuda()
+            g = torch.randn(out.shape, generator=torch.Generator().manual_seed(7)).cuda().to(dtype)
             out.backward(g)
             torch.cuda.synchronize()
             results.append({"out": out.detach(), "x.grad": xg.grad,

@@ -2927,6 +2927,17 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __
 // C's tiles go out through the copy engine where `out` describes C (store_fragments_bulk), so that the consumers
 // start the next tile's products while a tile's stores drain: dW at the headline spent 43 of its 259 us on
 // its stores (tf32, H100; benchmarks/epilogue_variants.py).
+// Tile t of the persistent kernel's tiles_m x tiles_n: row tiles in groups of RASTER_ROWS, the row tile fastest
+// within a group, so that the tiles running at once (one an SM) read a few P and R tiles, kept in L2 while the
+// group sweeps the columns. With the row tile fastest over all rows, dW's 132 tiles at once read all 64 of its P
+// tiles (32 MB beside the 256 MB of output passing through L2) each wave: 662 -> 600 us at the headline (3xtf32,
+// H100; groups of 2: 623, 4: 597, 16: 587; benchmarks/verify_session36b.sh). dx's 8 row tiles make one group.
+constexpr int RASTER_ROWS = 8;
+__device__ __forceinline__ int2 raster(int t, int tiles_m, int tiles_n) {
+  const int per_group = RASTER_ROWS * tiles_n, group = t / per_group, first = group * RASTER_ROWS;
+  const int rows = min(RASTER_ROWS, tiles_m - first), in = t - group * per_group;
+  return make_int2(first + in % rows, in / rows);
+}
 template <class E, bool P_K_FAST>
 __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
     const __grid_constant__ CUtensorMap p_hi, const __grid_constant__ CUtensorMap p_lo,
@@ -2935,27 +2946,30 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
 #ifndef FG_NO_WGMMA  // (other targets: an empty stub, never launched)
   extern __shared__ __align__(16) float smem[];
   (void)p_lo;
-  const int tiles_m = (rows + E::TILE_M - 1) / E::TILE_M, tiles = tiles_m * ((cols + BN - 1) / BN);
+  const int tiles_m = (rows + E::TILE_M - 1) / E::TILE_M, tiles_n = (cols + BN - 1) / BN, tiles = tiles_m * tiles_n;
   const int k_tiles = (reduce + E::BK - 1) / E::BK;
   const typename E::Ring q = E::ring(smem);
   if (threadIdx.x >= E::EPI_THREADS) {
     E::producer_start();
-    for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles)
-      E::template produce_tile<false, P_K_FAST>(q, p_hi, r, 0, reduce, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN,
-                                                pos);
+    for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
+      const int2 at = raster(t, tiles_m, tiles_n);
+      E::template produce_tile<false, P_K_FAST>(q, p_hi, r, 0, reduce, at.x * E::TILE_M, at.y * BN, pos);
+    }
   } else {
     E::consumer_start();
     for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
+      const int2 at = raster(t, tiles_m, tiles_n);
+      const int m0 = at.x * E::TILE_M, n0 = at.y * BN;
       float acc[E::ACC_M][E::ACC_N];
       E::template consume_tile<false, P_K_FAST>(q, acc, reduce, pos);
-      unscale<E>(acc, p_scale, nullptr, rows, cols, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN);
+      unscale<E>(acc, p_scale, nullptr, rows, cols, m0, n0);
       if constexpr (E::OUT_STAGE_ROWS > 0) {
         if (out.ok) {
-          store_fragments_bulk<E>(acc, out.map, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN, E::out_stage(smem));
+          store_fragments_bulk<E>(acc, out.map, m0, n0, E::out_stage(smem));
           continue;
         }
       }
-      store_accumulators<E>(acc, C, cols, rows, cols, (t % tiles_m) * E::TILE_M, (t / tiles_m) * BN, smem);
+      store_accumulators<E>(acc, C, cols, rows, cols, m0, n0, smem);
     }
     if constexpr (E::OUT_STAGE_ROWS > 0) {
       if (out.ok) store_fragments_bulk_done<E>();
