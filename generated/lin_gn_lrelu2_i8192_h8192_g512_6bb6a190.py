@@ -2933,9 +2933,9 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __
 // tiles (32 MB beside the 256 MB of output passing through L2) each wave: 662 -> 600 us at the headline (3xtf32,
 // H100; groups of 2: 623, 4: 597, 16: 587; benchmarks/verify_session36b.sh). dx's 8 row tiles make one group.
 constexpr int RASTER_ROWS = 8;
-__device__ __forceinline__ int2 raster(int t, int tiles_m, int tiles_n) {
+__host__ __device__ __forceinline__ int2 raster(int t, int tiles_m, int tiles_n) {  // (host: tests/test_schedule.py)
   const int per_group = RASTER_ROWS * tiles_n, group = t / per_group, first = group * RASTER_ROWS;
-  const int rows = min(RASTER_ROWS, tiles_m - first), in = t - group * per_group;
+  const int rows = tiles_m - first < RASTER_ROWS ? tiles_m - first : RASTER_ROWS, in = t - group * per_group;
   return make_int2(first + in % rows, in / rows);
 }
 template <class E, bool P_K_FAST>

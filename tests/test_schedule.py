@@ -138,3 +138,48 @@ def test_small_layers_leave_the_compensated_path(schedules):
     assert table[(1, 8192, 8192)][3] == GEMV_T  # grad_input: the backward few-rows engine
     assert table[(1, 8192, 8192)][6] == OUTER  # grad_weight: an outer product
     assert table[(256, 1024, 1024)][0] in (MAIN, WGMMA, PLANES) and table[(256, 1024, 1024)][1] > 1
+
+
+RASTER_DRIVER = r"""
+#include <cuda_runtime.h>
+#include <cstdio>
+%s
+// For each "tiles_m tiles_n" on stdin: the row and column tile of every t in order, as the persistent kernels
+// walk them.
+int main() {
+  int tiles_m, tiles_n;
+  while (scanf("%%d %%d", &tiles_m, &tiles_n) == 2) {
+    for (int t = 0; t < tiles_m * tiles_n; ++t) {
+      const int2 at = raster(t, tiles_m, tiles_n);
+      printf("%%d %%d ", at.x, at.y);
+    }
+    printf("\n");
+  }
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found")
+def test_persistent_tile_order_visits_every_tile_once(tmp_path):
+    """The persistent GEMMs' tile order (raster() in the rendered launchers, compiled for the host): every output
+    tile exactly once, in groups of RASTER_ROWS row tiles (the last group what is left), the row tile fastest
+    within a group, for tile grids from 1 x 1 to past a group in each direction."""
+    source = fusegen.render_cuda(PLANS["wgmma-fragment"]())
+    start = source.index("constexpr int RASTER_ROWS")
+    group = int(source[start:].split("=")[1].split(";")[0])
+    function = source[start:source.index("\n}\n", start) + 3]
+    (tmp_path / "raster.cu").write_text(RASTER_DRIVER % function)
+    r = subprocess.run([NVCC, str(tmp_path / "raster.cu"), "-o", str(tmp_path / "raster")], cwd=tmp_path,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert r.returncode == 0, r.stdout[-4000:]
+    grids = [(m, n) for m in (1, 2, group - 1, group, group + 1, 2 * group + 3, 64) for n in (1, 3, group + 1, 64)]
+    out = subprocess.run([str(tmp_path / "raster")], input="".join(f"{m} {n}\n" for m, n in grids),
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.split("\n")
+    for (m, n), line in zip(grids, out):
+        values = [int(v) for v in line.split()]
+        order = list(zip(values[0::2], values[1::2]))
+        expected = [(first + i % rows, i // rows) for first in range(0, m, group)
+                    for rows in [min(group, m - first)] for i in range(rows * n)]
+        assert order == expected, (m, n, order[:20])
+        assert sorted(order) == [(i, j) for i in range(m) for j in range(n)], (m, n)
