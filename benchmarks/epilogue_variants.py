@@ -51,6 +51,17 @@ VARIANTS = {
                            ""),
                           ("store_fragments_bulk<E>(acc, out.map,",
                            "if (acc[0][0] == 1234.5f) store_fragments_bulk<E>(acc, out.map,")]),
+    # the persistent GEMMs' bulk stores marked first to leave L2 (createpolicy evict_first): dW's 256 MB of output
+    # then presses less on the operands' tiles there
+    "store_evict_first": ("nothing: the bulk stores hinted L2 evict_first",
+                          [('asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, { %1, %2 }], '
+                            '[%3];\\n"\n                 ::"l"(reinterpret_cast<unsigned long long>(&map)), "r"(inner), '
+                            '"r"(outer), "r"(smem_addr(src))\n',
+                            'unsigned long long policy;\n    asm volatile("createpolicy.fractional.L2::evict_first.b64 '
+                            '%0, 1.0;\\n" : "=l"(policy));\n    asm volatile("cp.async.bulk.tensor.2d.global.'
+                            'shared::cta.bulk_group.L2::cache_hint [%0, { %1, %2 }], [%3], %4;\\n"\n                 '
+                            '::"l"(reinterpret_cast<unsigned long long>(&map)), "r"(inner), "r"(outer), '
+                            '"r"(smem_addr(src)), "l"(policy)\n')]),
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])
