@@ -62,6 +62,16 @@ VARIANTS = {
                             'shared::cta.bulk_group.L2::cache_hint [%0, { %1, %2 }], [%3], %4;\\n"\n                 '
                             '::"l"(reinterpret_cast<unsigned long long>(&map)), "r"(inner), "r"(outer), '
                             '"r"(smem_addr(src)), "l"(policy)\n')]),
+    # the forward's tile boundary: one tile a block again (the persistent forward off), and without its epilogue
+    "fwd_tile_a_block": ("nothing: the forward one tile a block (wgmma_forward_kernel), not persistent",
+                         [("if (!err && sc.split == 1) {\n        err = launch_wgmma<true, true, true>("
+                           "wgmma_forward_persistent_kernel",
+                           "if (!err && sc.split == 0) {\n        err = launch_wgmma<true, true, true>("
+                           "wgmma_forward_persistent_kernel")]),
+    "no_fwd_epilogue": ("the forward's whole epilogue (scaled planes): unscale, the GroupNorm and the chain, "
+                        "its stores",
+                        [("  unscale<E>(acc, p_scale, r_scale, a.M, N, m0, n0);\n",
+                          "  if (acc[0][0] != 1234.5f) return;\n")]),
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])

@@ -2869,12 +2869,20 @@ __global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(SplitK sk, c
 }
 
 // ---- wgmma engine kernels: operands as tensor maps (kernel parameters in constant memory) ----
-// z[m, n] = sum_k x[m, k] W[n, k]: P = x's planes, R = W (k contiguous).
+// The forward's epilogue on a finished tile: the scales multiplied back, then the plan's group strategy.
+template <class E>
+__device__ __forceinline__ void wgmma_forward_epilogue(float (&acc)[E::ACC_M][E::ACC_N], float* smem,
+                                                       const ForwardArgs& a, const float* p_scale, const float* r_scale, int N, int m0, int n0) {
+  (void)smem;
+  unscale<E>(acc, p_scale, r_scale, a.M, N, m0, n0);
+  gn_epilogue_fragment_rows<E>(acc, a, a.M, N, m0, n0);
+}
+
+// z[m, n] = sum_k x[m, k] W[n, k]: P = x's planes, R = W (k contiguous). One tile a block.
 __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_forward_kernel(const __grid_constant__ CUtensorMap p_hi,
                                                                           const __grid_constant__ CUtensorMap p_lo,
                                                                           const __grid_constant__ CUtensorMap r,
-                                                                          const float* p_scale, const float* r_scale,
-                                                                          ForwardArgs a, SplitK sk) {
+                                                                          const float* p_scale, const float* r_scale, ForwardArgs a, SplitK sk) {
 #ifndef FG_NO_WGMMA  // (other targets: an empty stub, never launched)
   extern __shared__ __align__(16) float smem[];
   const int N = FIXED_N ? FIXED_N : a.N, K = FIXED_K ? FIXED_K : a.K;
@@ -2887,8 +2895,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_forward_kernel(const 
     float acc[Wgmma::ACC_M][Wgmma::ACC_N];
     Wgmma::consume<true>(q, acc, k_len);
     if (!split_k_finish<Wgmma>(acc, sk)) return;
-    unscale<Wgmma>(acc, p_scale, r_scale, a.M, N, m0, n0);
-    gn_epilogue_fragment_rows<Wgmma>(acc, a, a.M, N, m0, n0);
+    wgmma_forward_epilogue<Wgmma>(acc, smem, a, p_scale, r_scale, N, m0, n0);
   }
 #endif
 }
@@ -2973,6 +2980,38 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
     }
     if constexpr (E::OUT_STAGE_ROWS > 0) {
       if (out.ok) store_fragments_bulk_done<E>();
+    }
+  }
+#endif
+}
+
+// The forward unsplit, persistent (the planner's persistent_forward): a block an SM walks the output tiles as
+// wgmma_store_persistent_kernel does, so the producer fills the next tile's stages during a tile's epilogue and a
+// block starts once, not once a tile (the headline forward has 512 tiles, ~3.9 an SM).
+template <class E>
+__global__ void __launch_bounds__(E::THREADS, 1) wgmma_forward_persistent_kernel(
+    const __grid_constant__ CUtensorMap p_hi, const __grid_constant__ CUtensorMap p_lo,
+    const __grid_constant__ CUtensorMap r, const float* p_scale, const float* r_scale, ForwardArgs a) {
+#ifndef FG_NO_WGMMA  // (other targets: an empty stub, never launched)
+  extern __shared__ __align__(16) float smem[];
+  (void)p_lo;
+  const int N = FIXED_N ? FIXED_N : a.N, K = FIXED_K ? FIXED_K : a.K;
+  const int tiles_m = (a.M + E::TILE_M - 1) / E::TILE_M, tiles_n = (N + BN - 1) / BN, tiles = tiles_m * tiles_n;
+  const int k_tiles = (K + E::BK - 1) / E::BK;
+  const typename E::Ring q = E::ring(smem);
+  if (threadIdx.x >= E::EPI_THREADS) {
+    E::producer_start();
+    for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
+      const int2 at = raster(t, tiles_m, tiles_n);
+      E::template produce_tile<true, true>(q, p_hi, r, 0, K, at.x * E::TILE_M, at.y * BN, pos);
+    }
+  } else {
+    E::consumer_start();
+    for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
+      const int2 at = raster(t, tiles_m, tiles_n);
+      float acc[E::ACC_M][E::ACC_N];
+      E::template consume_tile<true, true>(q, acc, K, pos);
+      wgmma_forward_epilogue<E>(acc, smem, a, p_scale, r_scale, N, at.x * E::TILE_M, at.y * BN);
     }
   }
 #endif
@@ -3334,6 +3373,11 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
       Plane xp, wp;
       err = forward_planes(x, sx0, sx1, w, sw0, sw1, M, N, K, w_made, w_force, x_kept, x_made, &at, &xp, &wp, s);
       if (!err && sc.split > 1) err = split_k(sc, 0, at, &sk);
+      if (!err && sc.split == 1) {
+        err = launch_wgmma<true, true, true>(wgmma_forward_persistent_kernel<Wgmma>, 1, s, xp.p, nullptr, M, K, xp.ld,
+                                             wp.p, N, K, wp.ld, xp.scale, wp.scale, a);
+        break;
+      }
       if (!err) err = launch_wgmma<true>(wgmma_forward_kernel, sc.split, s, xp.p, nullptr, M, K, xp.ld, wp.p, N, K,
                                          wp.ld, xp.scale, wp.scale, a, sk);
       break;

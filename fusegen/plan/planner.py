@@ -455,6 +455,13 @@ class Plan:
         return self.mainloop.startswith("wgmma")
 
     @property
+    def persistent_forward(self) -> bool:
+        """The unsplit wgmma forward runs persistent, a block an SM walking the output tiles through one ring, as the
+        backward GEMMs do: the 16-bit engine's (the TF32 one runs a tile a block), where the forward's epilogue
+        keeps to registers (the tile-local and two-stage GroupNorms stage the tile in the ring's shared memory)."""
+        return self.wgmma and self.wgmma_template == "wgmma_half" and self.group_strategy not in (TILE_LOCAL, TWO_STAGE)
+
+    @property
     def wgmma_template(self) -> str:
         """The wgmma engine's template (templates/engines/mainloop_<this>.cuh.j2): TF32 for fp32 operands, k16
         for bf16 / fp16 ones; both give the same accumulator fragment."""
