@@ -6,10 +6,10 @@
 #   device: PYTHONPATH=. bash benchmarks/verify_session37c.sh
 set -uo pipefail
 source "$(dirname "$0")/device_lib.sh"  # $OUT, the environment, run NAME SECONDS COMMAND...
-run chains 330 python3 -m pytest -q tests/test_gpu_chains.py -m gpu -k "model_file and sm90" -p no:cacheprovider
+run chains 330 python3 -m pytest -q -s tests/test_gpu_chains.py -m gpu -k "model_file and sm90" -p no:cacheprovider
 run planes 230 env FUSEGEN_PRECISIONS=3xtf32,tf32 python3 -m pytest -q tests/test_gpu_scaled_planes.py \
   -p no:cacheprovider
 cat "$OUT/table.txt"
 grep -hE "^(FAILED|ERROR)" "$OUT/chains.txt" "$OUT/planes.txt" | head -n 12
-grep -hoE "\[wgmma[^]]*\]" "$OUT/chains.txt" | sort | uniq -c | head -n 12
+grep -hoE "\[wgmma[^,]*, [a-z_]*" "$OUT/chains.txt" | sort | uniq -c | head -n 12
 tar czf "$OUT/logs.tgz" -C "$OUT" chains.txt planes.txt table.txt gpu.txt && rm "$OUT/chains.txt" "$OUT/planes.txt"
