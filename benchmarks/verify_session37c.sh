@@ -11,5 +11,5 @@ run planes 230 env FUSEGEN_PRECISIONS=3xtf32,tf32 python3 -m pytest -q tests/tes
   -p no:cacheprovider
 cat "$OUT/table.txt"
 grep -hE "^(FAILED|ERROR)" "$OUT/chains.txt" "$OUT/planes.txt" | head -n 12
-grep -hoE "\[wgmma[^,]*, [a-z_]*" "$OUT/chains.txt" | sort | uniq -c | head -n 12
+grep -hoiE "\[wgmma[^,]*, [a-z_]*" "$OUT/chains.txt" | sort | uniq -c | head -n 12
 tar czf "$OUT/logs.tgz" -C "$OUT" chains.txt planes.txt table.txt gpu.txt && rm "$OUT/chains.txt" "$OUT/planes.txt"
