@@ -1,0 +1,76 @@
+"""The persistent wgmma forward on each forward epilogue it takes (no GroupNorm, the row and column strategies,
+GroupNorm on the fragments), at a size where the forward runs unsplit (the chains suite's scaled size runs split-K
+there, one tile a block): model files of tests/models with their sizes set to --batch x --input -> --hidden (rounded
+to the file's group width), forward and every gradient against fp64 (compare_models), two input distributions each.
+
+    device: PYTHONPATH=. python3 benchmarks/persistent_forward_check.py [--files relu_scale.py,bn_relu.py,...]
+"""
+import argparse
+import pathlib
+import re
+import sys
+import tempfile
+
+import torch
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+import fusegen  # noqa: E402
+from fusegen.frontend import load_model_file, model_spec  # noqa: E402
+from fusegen.tools.accuracy import compare_models  # noqa: E402
+from fusegen.tools.tune import _build_all, _import  # noqa: E402
+from helpers import engine_ran  # noqa: E402
+
+
+def resized(path, out_dir, batch, inp, hidden):
+    """The model file with batch, input and hidden set (hidden and num_groups by one factor: the group width kept)."""
+    text = path.read_text()
+    sizes = {k: int(v) for k, v in re.findall(r"^(batch_size|input_size|hidden_size|num_groups) = (\d+)$", text, re.M)}
+    factor = max(1, hidden // sizes["hidden_size"])
+    new = {"batch_size": batch, "input_size": inp, "hidden_size": sizes["hidden_size"] * factor}
+    if "num_groups" in sizes:
+        new["num_groups"] = sizes["num_groups"] * factor
+    for k, v in new.items():
+        text = re.sub(rf"^{k} = \d+$", f"{k} = {v}", text, flags=re.M)
+    out = out_dir / path.name
+    out.write_text(text)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--files", default="relu_scale.py,bn_relu.py,row_amax_tuple_dim.py")
+    ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--input", type=int, default=2048)
+    ap.add_argument("--hidden", type=int, default=4096)
+    args = ap.parse_args()
+    work = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-persistent-"))
+    files = [resized(REPO / "tests" / "models" / n, work, args.batch, args.input, args.hidden)
+             for n in args.files.split(",")]
+    arch = torch.cuda.get_device_capability()
+    paths = {f: fusegen.write_module(fusegen.plan(model_spec(f)[0], arch=arch, fixed_sizes=False), work / "out")
+             for f in files}
+    failed = _build_all(list(paths.values()), len(paths))
+    if failed:
+        raise SystemExit("builds failed:\n" + "\n".join(f"{k}: {v}" for k, v in failed.items()))
+    bad = 0
+    for f, path in paths.items():
+        model_file, module = load_model_file(f), _import(path)
+        shape = tuple(model_file.get_inputs()[0].shape)
+        engine = engine_ran(module, shape[0], shape[-1])
+        for seed, dist in ((0, "normal"), (1, "laplace")):
+            report, problems = compare_models(module.ModelNew, model_file.Model, model_file.get_init_inputs(), shape,
+                                              seed, dist=dist)
+            bad += bool(problems) or "split" in engine
+            print(f"{f.name} [{engine}, {module.GROUP_STRATEGY}, {shape}, {dist}] "
+                  f"{'PROBLEMS ' + '; '.join(problems) if problems else 'ok'}: " + ", ".join(
+                      f"{k} {v[0]:.2g}/{v[1]:.2g}" for k, v in report.items() if isinstance(v, tuple)
+                      and k != "kink_flips"), flush=True)
+    print(f"{bad} of {2 * len(paths)} cases failed (a problem, or a split forward that is not the persistent one)")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
