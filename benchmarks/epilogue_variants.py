@@ -62,7 +62,7 @@ VARIANTS = {
                             'shared::cta.bulk_group.L2::cache_hint [%0, { %1, %2 }], [%3], %4;\\n"\n                 '
                             '::"l"(reinterpret_cast<unsigned long long>(&map)), "r"(inner), "r"(outer), '
                             '"r"(smem_addr(src)), "l"(policy)\n')]),
-    # the forward's tile boundary: one tile a block again (the persistent forward off), and without its epilogue
+    # the forward's tile boundary: one tile a block again (the persistent forward off), and without its epilogue (scaled planes)
     "fwd_tile_a_block": ("nothing: the forward one tile a block (wgmma_forward_kernel), not persistent",
                          [("if (!err && sc.split == 1) {\n        err = launch_wgmma<true, true, true>("
                            "wgmma_forward_persistent_kernel",

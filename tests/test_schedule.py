@@ -183,3 +183,27 @@ def test_persistent_tile_order_visits_every_tile_once(tmp_path):
                     for rows in [min(group, m - first)] for i in range(rows * n)]
         assert order == expected, (m, n, order[:20])
         assert sorted(order) == [(i, j) for i in range(m) for j in range(n)], (m, n)
+
+
+def test_persistent_forward_where_the_epilogue_keeps_to_registers():
+    """The planner makes the unsplit wgmma forward persistent on the 16-bit engine with the GroupNorm on the
+    fragments (every dtype), and the rendered launchers launch the persistent kernel only then (the split forward
+    and the other plans keep one tile a block): the GroupNorms staged in shared memory would share it with the ring
+    the producer fills for the next tile."""
+    wgmma = fusegen.WGMMA_ARCH
+    cases = {
+        "3xtf32 fragment": (fusegen.Spec(8192, 8192, 512), {}, True),
+        "tf32 fragment": (fusegen.Spec(8192, 8192, 512, precision="tf32"), {}, True),
+        "bf16 fragment": (fusegen.Spec(8192, 8192, 512, dtype="bfloat16"), {}, True),
+        "two-stage": (fusegen.Spec(8192, 8192, 2), {}, False),
+        "tile-local": (fusegen.Spec(1024, 1024, 16), {"group_strategy": "tile_local"}, False),
+        "sm_80": (fusegen.Spec(8192, 8192, 512), {"arch": (8, 0)}, False),
+    }
+    for label, (spec, kw, want) in cases.items():
+        p = fusegen.plan(spec, fixed_sizes=False, **{"arch": wgmma, **kw})
+        assert p.persistent_forward == want, (label, p.group_strategy, p.mainloop)
+        source = fusegen.render_cuda(p)
+        launches = source.count("wgmma_forward_persistent_kernel<Wgmma>, 1,")
+        assert launches == (1 if want else 0), (label, launches)
+        if p.wgmma:  # the split forward's one-tile-a-block kernel stays beside it
+            assert "launch_wgmma<true>(wgmma_forward_kernel, sc.split" in source, label
