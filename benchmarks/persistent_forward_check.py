@@ -1,7 +1,7 @@
 """The persistent wgmma forward on each forward epilogue it takes (no GroupNorm, the row and column strategies,
 GroupNorm on the fragments), at a size where the forward runs unsplit (the chains suite's scaled size runs split-K
 there, one tile a block): model files of tests/models with their sizes set to --batch x --input -> --hidden (rounded
-to the file's group width), forward and every gradient against fp64 (compare_models), two input distributions each.
+to a whole multiple of the file's own, so the group width stays), forward and every gradient against fp64 (compare_models), two input distributions each.
 
     device: PYTHONPATH=. python3 benchmarks/persistent_forward_check.py [--files relu_scale.py,bn_relu.py,...]
             [--widen]
@@ -12,7 +12,6 @@ planner's own rule runs (the check then says which cases ran one tile a block).
 """
 import argparse
 import pathlib
-import re
 import sys
 import tempfile
 
@@ -26,7 +25,7 @@ import fusegen  # noqa: E402
 from fusegen.frontend import load_model_file, model_spec  # noqa: E402
 from fusegen.tools.accuracy import compare_models  # noqa: E402
 from fusegen.tools.tune import _build_all, _import  # noqa: E402
-from helpers import engine_ran  # noqa: E402
+from helpers import engine_ran, resized_copy  # noqa: E402
 from fusegen.plan import planner  # noqa: E402
 
 
@@ -35,21 +34,6 @@ def widen():
     planner.Plan.persistent_forward = property(
         lambda p: p.wgmma and p.wgmma_template == "wgmma_half" and p.group_strategy not in (planner.TILE_LOCAL,
                                                                                              planner.TWO_STAGE))
-
-
-def resized(path, out_dir, batch, inp, hidden):
-    """The model file with batch, input and hidden set (hidden and num_groups by one factor: the group width kept)."""
-    text = path.read_text()
-    sizes = {k: int(v) for k, v in re.findall(r"^(batch_size|input_size|hidden_size|num_groups) = (\d+)$", text, re.M)}
-    factor = max(1, hidden // sizes["hidden_size"])
-    new = {"batch_size": batch, "input_size": inp, "hidden_size": sizes["hidden_size"] * factor}
-    if "num_groups" in sizes:
-        new["num_groups"] = sizes["num_groups"] * factor
-    for k, v in new.items():
-        text = re.sub(rf"^{k} = \d+$", f"{k} = {v}", text, flags=re.M)
-    out = out_dir / path.name
-    out.write_text(text)
-    return out
 
 
 def main():
@@ -63,7 +47,7 @@ def main():
     if args.widen:
         widen()
     work = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-persistent-"))
-    files = [resized(REPO / "tests" / "models" / n, work, args.batch, args.input, args.hidden)
+    files = [resized_copy(REPO / "tests" / "models" / n, work, args.batch, args.input, args.hidden)
              for n in args.files.split(",")]
     arch = torch.cuda.get_device_capability()
     plans = {f: fusegen.plan(model_spec(f)[0], arch=arch, fixed_sizes=False) for f in files}

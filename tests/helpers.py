@@ -241,13 +241,18 @@ BIG_BATCH, BIG_INPUT, BIG_HIDDEN = 1000, 1020, 1000
 
 
 def scaled_copy(path, out_dir):
-    """The model file with its module-level sizes raised to the scaled size: hidden (and num_groups) by a whole
-    factor, so that the group width, and with it the plan's kernels, stay the same."""
+    """The model file with its module-level sizes raised to the scaled size (resized_copy)."""
+    return resized_copy(path, out_dir, BIG_BATCH, BIG_INPUT, BIG_HIDDEN)
+
+
+def resized_copy(path, out_dir, batch, input_size, hidden):
+    """The model file with its module-level sizes set: batch and input, and hidden (with num_groups) raised by a
+    whole factor to at least `hidden`, so that the group width, and with it the plan's kernels, stay the same."""
     text = path.read_text()
     sizes = {k: int(v) for k, v in re.findall(r"^(batch_size|input_size|hidden_size|num_groups) = (\d+)$", text, re.M)}
     assert {"batch_size", "input_size", "hidden_size"} <= set(sizes), f"{path.name}: no module-level sizes"
-    factor = math.ceil(BIG_HIDDEN / sizes["hidden_size"])
-    new = {"batch_size": BIG_BATCH, "input_size": BIG_INPUT, "hidden_size": sizes["hidden_size"] * factor}
+    factor = math.ceil(hidden / sizes["hidden_size"])
+    new = {"batch_size": batch, "input_size": input_size, "hidden_size": sizes["hidden_size"] * factor}
     if sizes["input_size"] == sizes["hidden_size"]:  # (a residual of the layer's input needs them equal)
         new["input_size"] = new["hidden_size"]
     if "num_groups" in sizes:
