@@ -4,8 +4,11 @@
 #   1. The persistent forward on the epilogues the planner does not yet give it (no GroupNorm, the row and the
 #      column strategies) at an unsplit size, against fp64 (persistent_forward_check.py --widen): where it passes,
 #      Plan.persistent_forward takes the candidate rule (TILE_LOCAL and TWO_STAGE excluded).
-#   2. The targets script's step 1 on this card, for the record of this session's forward (verify_h200_targets.sh
-#      STEP=1: tf32_scaled.py and bench.py; one run beside eager and torch.compile).
+#   2. The committed module's GPU test: session 37's last template change (persistent_tiles, 2cf3ad5) left the
+#      backward kernels' PTX byte-identical and moved one index computation in the persistent forward's; it has not
+#      run on a GPU.
+#   3. The 3xtf32 headline beside eager and torch.compile on this card (tf32_scaled.py, the targets script's
+#      first step), for the record of the persistent forward.
 #   device (kind nvidia-h200): PYTHONPATH=. bash benchmarks/verify_session38.sh
 set -uo pipefail
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
@@ -13,7 +16,10 @@ if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
 fi
 source "$(dirname "$0")/device_lib.sh"  # $OUT, the environment, run NAME SECONDS COMMAND...
 run persist 200 python3 benchmarks/persistent_forward_check.py --widen
-run x3 250 python3 benchmarks/tf32_scaled.py --precision 3xtf32
+run module 200 env FUSEGEN_PRECISIONS=3xtf32 python3 -m pytest -q tests/test_gpu_module.py -k headline_committed \
+  -p no:cacheprovider
+run x3 190 python3 benchmarks/tf32_scaled.py --precision 3xtf32
 cat "$OUT/table.txt"
 grep -E "\[|failed" "$OUT/persist.txt" | cut -c1-200
+grep -E "^(FAILED|ERROR)" "$OUT/module.txt" | head -n 5
 grep -v Warn "$OUT/x3.txt" | tail -n 8
