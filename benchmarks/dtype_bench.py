@@ -31,6 +31,7 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 # kernel name -> the GEMM each of its launches in a step runs, in launch order (each the layer's M x N x K: batch,
 # hidden, input); the wgmma engine runs dx and then dw through one kernel
 GEMMS = {"linear_gn_forward_kernel": ("forward",), "wgmma_forward_kernel": ("forward",),
+         "wgmma_forward_persistent_kernel": ("forward",),
          "grad_input_kernel": ("dx",), "grad_weight_kernel": ("dw",),
          # (dW reads dz row-contiguous where the engine can: its own instance; else dx and dW share one)
          "wgmma_store_kernel<false>": ("dw",), "wgmma_store_kernel<(bool)0>": ("dw",),
