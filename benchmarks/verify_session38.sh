@@ -4,9 +4,7 @@
 #   1. The persistent forward on the epilogues the planner does not yet give it (no GroupNorm, the row and the
 #      column strategies) at an unsplit size, against fp64 (persistent_forward_check.py --widen): where it passes,
 #      Plan.persistent_forward takes the candidate rule (TILE_LOCAL and TWO_STAGE excluded).
-#   2. The committed module's GPU test: session 37's last template change (persistent_tiles, 2cf3ad5) left the
-#      backward kernels' PTX byte-identical and moved one index computation in the persistent forward's; it has not
-#      run on a GPU.
+#   2. The committed module's GPU test (the persistent forward in the committed headline module).
 #   3. The 3xtf32 headline beside eager and torch.compile on this card (tf32_scaled.py, the targets script's
 #      first step), for the record of the persistent forward.
 #   device (kind nvidia-h200): PYTHONPATH=. bash benchmarks/verify_session38.sh
