@@ -51,6 +51,9 @@ VARIANTS = {
                            ""),
                           ("store_fragments_bulk<E>(acc, out.map,",
                            "if (acc[0][0] == 1234.5f) store_fragments_bulk<E>(acc, out.map,")]),
+    "no_tile_staging": ("the persistent GEMMs' staging and bulk stores (unscale, where the planes have one, kept)",
+                        [("store_fragments_bulk<E>(acc, out.map,",
+                          "if (acc[0][0] == 1234.5f) store_fragments_bulk<E>(acc, out.map,")]),
     # the persistent GEMMs' bulk stores marked first to leave L2 (createpolicy evict_first): dW's 256 MB of output
     # then presses less on the operands' tiles there
     "store_evict_first": ("nothing: the bulk stores hinted L2 evict_first",
@@ -68,10 +71,10 @@ VARIANTS = {
                            "wgmma_forward_persistent_kernel",
                            "if (!err && sc.split == 0) {\n        err = launch_wgmma<true, true, true>("
                            "wgmma_forward_persistent_kernel")]),
-    "no_fwd_epilogue": ("the forward's whole epilogue (scaled planes): unscale, the GroupNorm and the chain, "
+    "no_fwd_epilogue": ("the wgmma forward's whole epilogue: unscale (scaled planes), the GroupNorm and the chain, "
                         "its stores",
-                        [("  unscale<E>(acc, p_scale, r_scale, a.M, N, m0, n0);\n",
-                          "  if (acc[0][0] != 1234.5f) return;\n")]),
+                        [("int m0, int n0) {\n  (void)smem;\n",
+                          "int m0, int n0) {\n  (void)smem;\n  if (acc[0][0] != 1234.5f) return;\n")]),
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])

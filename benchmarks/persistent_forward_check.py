@@ -4,11 +4,9 @@ there, one tile a block): model files of tests/models with their sizes set to --
 to a whole multiple of the file's own, so the group width stays), forward and every gradient against fp64 (compare_models), two input distributions each.
 
     device: PYTHONPATH=. python3 benchmarks/persistent_forward_check.py [--files relu_scale.py,bn_relu.py,...]
-            [--widen]
 
---widen plans the persistent forward for every epilogue that keeps to registers (the candidate rule: no GroupNorm,
-the row and column strategies, besides the GroupNorm on the fragments), as the planner does not yet; without it the
-planner's own rule runs (the check then says which cases ran one tile a block).
+Session 38 ran it (with the rule then a candidate) before the planner took it; a case the planner leaves one tile a
+block counts as failed.
 """
 import argparse
 import pathlib
@@ -26,14 +24,6 @@ from fusegen.frontend import load_model_file, model_spec  # noqa: E402
 from fusegen.tools.accuracy import compare_models  # noqa: E402
 from fusegen.tools.tune import _build_all, _import  # noqa: E402
 from helpers import engine_ran, resized_copy  # noqa: E402
-from fusegen.plan import planner  # noqa: E402
-
-
-def widen():
-    """The candidate rule in place of Plan.persistent_forward, for this process."""
-    planner.Plan.persistent_forward = property(
-        lambda p: p.wgmma and p.wgmma_template == "wgmma_half" and p.group_strategy not in (planner.TILE_LOCAL,
-                                                                                             planner.TWO_STAGE))
 
 
 def main():
@@ -42,10 +32,7 @@ def main():
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--input", type=int, default=2048)
     ap.add_argument("--hidden", type=int, default=4096)
-    ap.add_argument("--widen", action="store_true", help="the persistent forward for every register epilogue")
     args = ap.parse_args()
-    if args.widen:
-        widen()
     work = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-persistent-"))
     files = [resized_copy(REPO / "tests" / "models" / n, work, args.batch, args.input, args.hidden)
              for n in args.files.split(",")]

@@ -2945,6 +2945,33 @@ __host__ __device__ __forceinline__ int2 raster(int t, int tiles_m, int tiles_n)
   const int rows = tiles_m - first < RASTER_ROWS ? tiles_m - first : RASTER_ROWS, in = t - group * per_group;
   return make_int2(first + in % rows, in / rows);
 }
+// A persistent kernel's tiles (rows x cols of C, each over `reduce`), in raster() order, a block an SM, through one
+// ring in smem: the producer warpgroup loads each tile's stages; the consumers multiply each tile and hand its
+// accumulators to epilogue(acc, m0, n0), then call finish() after their last.
+template <class E, bool R_K_FAST, bool P_K_FAST, class Epilogue, class Finish>
+__device__ __forceinline__ void persistent_tiles(float* smem, const CUtensorMap& p, const CUtensorMap& r, int rows,
+                                                 int cols, int reduce, Epilogue&& epilogue, Finish&& finish) {
+  const int tiles_m = (rows + E::TILE_M - 1) / E::TILE_M, tiles_n = (cols + BN - 1) / BN, tiles = tiles_m * tiles_n;
+  const int k_tiles = (reduce + E::BK - 1) / E::BK;
+  const typename E::Ring q = E::ring(smem);
+  if (threadIdx.x >= E::EPI_THREADS) {
+    E::producer_start();
+    for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
+      const int2 at = raster(t, tiles_m, tiles_n);
+      E::template produce_tile<R_K_FAST, P_K_FAST>(q, p, r, 0, reduce, at.x * E::TILE_M, at.y * BN, pos);
+    }
+  } else {
+    E::consumer_start();
+    for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
+      const int2 at = raster(t, tiles_m, tiles_n);
+      const int m0 = at.x * E::TILE_M, n0 = at.y * BN;
+      float acc[E::ACC_M][E::ACC_N];
+      E::template consume_tile<R_K_FAST, P_K_FAST>(q, acc, reduce, pos);
+      epilogue(acc, m0, n0);
+    }
+    finish();
+  }
+}
 template <class E, bool P_K_FAST>
 __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
     const __grid_constant__ CUtensorMap p_hi, const __grid_constant__ CUtensorMap p_lo,
@@ -2953,35 +2980,23 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
 #ifndef FG_NO_WGMMA  // (other targets: an empty stub, never launched)
   extern __shared__ __align__(16) float smem[];
   (void)p_lo;
-  const int tiles_m = (rows + E::TILE_M - 1) / E::TILE_M, tiles_n = (cols + BN - 1) / BN, tiles = tiles_m * tiles_n;
-  const int k_tiles = (reduce + E::BK - 1) / E::BK;
-  const typename E::Ring q = E::ring(smem);
-  if (threadIdx.x >= E::EPI_THREADS) {
-    E::producer_start();
-    for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
-      const int2 at = raster(t, tiles_m, tiles_n);
-      E::template produce_tile<false, P_K_FAST>(q, p_hi, r, 0, reduce, at.x * E::TILE_M, at.y * BN, pos);
-    }
-  } else {
-    E::consumer_start();
-    for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
-      const int2 at = raster(t, tiles_m, tiles_n);
-      const int m0 = at.x * E::TILE_M, n0 = at.y * BN;
-      float acc[E::ACC_M][E::ACC_N];
-      E::template consume_tile<false, P_K_FAST>(q, acc, reduce, pos);
-      unscale<E>(acc, p_scale, nullptr, rows, cols, m0, n0);
-      if constexpr (E::OUT_STAGE_ROWS > 0) {
-        if (out.ok) {
-          store_fragments_bulk<E>(acc, out.map, m0, n0, E::out_stage(smem));
-          continue;
+  persistent_tiles<E, false, P_K_FAST>(
+      smem, p_hi, r, rows, cols, reduce,
+      [&](float (&acc)[E::ACC_M][E::ACC_N], int m0, int n0) {
+        unscale<E>(acc, p_scale, nullptr, rows, cols, m0, n0);
+        if constexpr (E::OUT_STAGE_ROWS > 0) {
+          if (out.ok) {
+            store_fragments_bulk<E>(acc, out.map, m0, n0, E::out_stage(smem));
+            return;
+          }
         }
-      }
-      store_accumulators<E>(acc, C, cols, rows, cols, m0, n0, smem);
-    }
-    if constexpr (E::OUT_STAGE_ROWS > 0) {
-      if (out.ok) store_fragments_bulk_done<E>();
-    }
-  }
+        store_accumulators<E>(acc, C, cols, rows, cols, m0, n0, smem);
+      },
+      [&] {
+        if constexpr (E::OUT_STAGE_ROWS > 0) {
+          if (out.ok) store_fragments_bulk_done<E>();
+        }
+      });
 #endif
 }
 
@@ -2998,24 +3013,12 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_forward_persistent_kernel
   extern __shared__ __align__(16) float smem[];
   (void)p_lo;
   const int N = FIXED_N ? FIXED_N : a.N, K = FIXED_K ? FIXED_K : a.K;
-  const int tiles_m = (a.M + E::TILE_M - 1) / E::TILE_M, tiles_n = (N + BN - 1) / BN, tiles = tiles_m * tiles_n;
-  const int k_tiles = (K + E::BK - 1) / E::BK;
-  const typename E::Ring q = E::ring(smem);
-  if (threadIdx.x >= E::EPI_THREADS) {
-    E::producer_start();
-    for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
-      const int2 at = raster(t, tiles_m, tiles_n);
-      E::template produce_tile<true, true>(q, p_hi, r, 0, K, at.x * E::TILE_M, at.y * BN, pos);
-    }
-  } else {
-    E::consumer_start();
-    for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
-      const int2 at = raster(t, tiles_m, tiles_n);
-      float acc[E::ACC_M][E::ACC_N];
-      E::template consume_tile<true, true>(q, acc, K, pos);
-      wgmma_forward_epilogue<E>(acc, smem, a, p_scale, r_scale, N, at.x * E::TILE_M, at.y * BN);
-    }
-  }
+  persistent_tiles<E, true, true>(
+      smem, p_hi, r, a.M, N, K,
+      [&](float (&acc)[E::ACC_M][E::ACC_N], int m0, int n0) {
+        wgmma_forward_epilogue<E>(acc, smem, a, p_scale, r_scale, N, m0, n0);
+      },
+      [] {});
 #endif
 }
 

@@ -186,15 +186,21 @@ def test_persistent_tile_order_visits_every_tile_once(tmp_path):
 
 
 def test_persistent_forward_where_the_epilogue_keeps_to_registers():
-    """The planner makes the unsplit wgmma forward persistent on the 16-bit engine with the GroupNorm on the
-    fragments (every dtype), and the rendered launchers launch the persistent kernel only then (the split forward
-    and the other plans keep one tile a block): the GroupNorms staged in shared memory would share it with the ring
-    the producer fills for the next tile."""
+    """The planner makes the unsplit wgmma forward persistent on the 16-bit engine where its epilogue keeps to
+    registers (the GroupNorm on the fragments in every dtype, no GroupNorm, the row and column strategies), and the
+    rendered launchers launch the persistent kernel only then (the split forward and the other plans keep one tile a
+    block): the GroupNorms staged in shared memory would share it with the ring the producer fills for the next
+    tile."""
+    from fusegen.frontend import model_spec
+    models = pathlib.Path(__file__).parent / "models"
     wgmma = fusegen.WGMMA_ARCH
     cases = {
         "3xtf32 fragment": (fusegen.Spec(8192, 8192, 512), {}, True),
         "tf32 fragment": (fusegen.Spec(8192, 8192, 512, precision="tf32"), {}, True),
         "bf16 fragment": (fusegen.Spec(8192, 8192, 512, dtype="bfloat16"), {}, True),
+        "none": (model_spec(models / "relu_scale.py")[0], {}, True),
+        "rows": (model_spec(models / "row_amax_tuple_dim.py")[0], {}, True),
+        "cols": (model_spec(models / "bn_relu.py")[0], {}, True),
         "two-stage": (fusegen.Spec(8192, 8192, 2), {}, False),
         "tile-local": (fusegen.Spec(1024, 1024, 16), {"group_strategy": "tile_local"}, False),
         "sm_80": (fusegen.Spec(8192, 8192, 512), {"arch": (8, 0)}, False),

@@ -457,11 +457,11 @@ class Plan:
     @property
     def persistent_forward(self) -> bool:
         """The unsplit wgmma forward runs persistent, a block an SM walking the output tiles through one ring, as the
-        backward GEMMs do: the 16-bit engine's (the TF32 one runs a tile a block), with the GroupNorm on the
-        fragments. (The tile-local and two-stage GroupNorms stage the tile in the ring's shared memory. The
-        epilogues without a GroupNorm and of the row and column strategies keep to registers too, but have not
-        run persistent on a GPU yet: benchmarks/persistent_forward_check.py is their check.)"""
-        return self.wgmma and self.wgmma_template == "wgmma_half" and self.group_strategy == FRAGMENT
+        backward GEMMs do: the 16-bit engine's (the TF32 one runs a tile a block), with an epilogue that keeps to
+        registers (none, rows, columns, the GroupNorm on the fragments). The tile-local and two-stage GroupNorms
+        stage the tile in the ring's shared memory, which the producer is filling for the next tile."""
+        return (self.wgmma and self.wgmma_template == "wgmma_half"
+                and self.group_strategy not in (TILE_LOCAL, TWO_STAGE))
 
     @property
     def wgmma_template(self) -> str:
