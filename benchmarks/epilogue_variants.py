@@ -75,6 +75,13 @@ VARIANTS = {
                         "its stores",
                         [("int m0, int n0) {\n  (void)smem;\n",
                           "int m0, int n0) {\n  (void)smem;\n  if (acc[0][0] != 1234.5f) return;\n")]),
+    # the GroupNorm-on-fragments epilogue's global stores of z and the output left out, their arithmetic kept
+    # (an empty asm takes each value): the stores' share of the forward's epilogue
+    "no_fwd_stores": ("the forward's z and output stores (the fragment GroupNorm; its arithmetic kept)",
+                      [("          a.out[o] = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[e], "
+                        "beta[e]), row, col, a.st));\n          if (a.z) a.z[o] = to_op(zv[b][e]);\n",
+                        "          const float kept = post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[e], "
+                        "beta[e]), row, col, a.st);\n          asm volatile(\"\" ::\"f\"(kept), \"f\"(zv[b][e]));\n")]),
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])
