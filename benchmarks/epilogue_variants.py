@@ -73,8 +73,8 @@ VARIANTS = {
                            "wgmma_forward_persistent_kernel")]),
     "no_fwd_epilogue": ("the wgmma forward's whole epilogue: unscale (scaled planes), the GroupNorm and the chain, "
                         "its stores",
-                        [("int m0, int n0) {\n  (void)smem;\n",
-                          "int m0, int n0) {\n  (void)smem;\n  if (acc[0][0] != 1234.5f) return;\n")]),
+                        [("  (void)smem;\n  (void)maps;\n",
+                          "  (void)smem;\n  (void)maps;\n  if (acc[0][0] != 1234.5f) return;\n")]),
     # the GroupNorm-on-fragments epilogue's global stores of z and the output left out, their arithmetic kept
     # (an empty asm takes each value): the stores' share of the forward's epilogue
     "no_fwd_stores": ("the forward's z and output stores (the fragment GroupNorm; its arithmetic kept)",
