@@ -2447,11 +2447,21 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
 // statistics are a long dependent chain (shuffles, the mean, the variance, rstd), and a tile's epilogue walked
 // row by row was latency-bound (the forward at 256 x 128 tiles: 135 us of a 320 us kernel whose mainloop alone
 // takes 185; benchmarks/wgmma_layout_bench.py).
-// With `maps` (the persistent forward, where the copy engine can write out and z) out and z go through the
-// consumer warpgroup's two output buffers (out's, z's) and bulk tensor stores, OUT_STAGE_ROWS rows a pass: from
+// STAGED (the persistent forward, launched so where the copy engine can write out and z): out and z go through
+// the consumer warpgroup's two output buffers (out's, z's) and bulk tensor stores, OUT_STAGE_ROWS rows a pass. From
 // the fragments a warp store writes 2-byte pieces of 4 rows, and those stores took 33 of the bf16 forward's 218 us
-// at the headline (H100; 21 of tf32's 216), its arithmetic 15 (benchmarks/epilogue_variants.py, session 38).
+// at the headline (H100; 21 of tf32's 216), its arithmetic 15 (benchmarks/epilogue_variants.py, session 38). The
+// choice is the kernel's, not a branch: a kernel holding both forms ran 37 us slower than either (run 4-5).
 namespace fg {
+constexpr int FRAGMENT_ROWS_IN_FLIGHT = 8;
+// E's output stage takes the epilogue's passes: whole blocks of FRAGMENT_ROWS_IN_FLIGHT fragment rows (4 tile rows
+// each), out_t's and z_t's rows in a buffer of elem_t's.
+template <class E>
+constexpr bool forward_can_stage() {
+  return E::OUT_STAGE_ROWS > 0 && (E::OUT_STAGE_ROWS / 4) % FRAGMENT_ROWS_IN_FLIGHT == 0 &&
+         E::TILE_M % (E::OUT_STAGE_ROWS > 0 ? E::OUT_STAGE_ROWS : 1) == 0 && sizeof(out_t) <= sizeof(elem_t) &&
+         sizeof(z_t) <= sizeof(elem_t) && sizeof(out_t) >= 2 && sizeof(z_t) >= 2;
+}
 // Byte offsets in a stage buffer of the calling thread's T values of columns j, for the first two of its
 // fragment rows (the 8-row period): value (i, j) of a pass from row r0 sits at (row(i) - row(i % 2) - r0) * 128
 // + at[i % 2][j] (stage_rows' layout for T).
@@ -2475,31 +2485,24 @@ __device__ __forceinline__ void store_stage(const StoreMap& map, const char* buf
     E::tma_store(map.map, buffer + b * E::OUT_STAGE_ROWS * 128, col0 + b * (128 / (int)sizeof(T)), m0 + r0);
 }
 
-template <class E>
+template <class E, bool STAGED = false>
 __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::ACC_M][E::ACC_N], const ForwardArgs& a,
                                                           int M, int N, int m0, int n0,
                                                           const ForwardMaps* maps = nullptr, float* smem = nullptr) {
   constexpr int VPT = GW >= 16 ? 2 : 1;        // a lane's values of one group and row (its two columns)
   constexpr int SPAN = GW / VPT;               // lanes sharing the group, 4 apart
-  constexpr int ROWS_IN_FLIGHT = 8;
+  constexpr int ROWS_IN_FLIGHT = FRAGMENT_ROWS_IN_FLIGHT;
   static_assert(GW <= 16 && (GW & (GW - 1)) == 0 && E::ACC_N == 2, "group does not fit a warp's columns");
   static_assert(E::ACC_M % ROWS_IN_FLIGHT == 0, "rows in flight must divide a thread's rows");
-  // a pass: whole blocks of ROWS_IN_FLIGHT fragment rows (4 tile rows each), out_t and z_t rows in a buffer
-  constexpr int PASS = E::OUT_STAGE_ROWS / 4;
-  constexpr bool CAN_STAGE = E::OUT_STAGE_ROWS > 0 && PASS % ROWS_IN_FLIGHT == 0 &&
-                             E::TILE_M % (PASS > 0 ? E::OUT_STAGE_ROWS : 1) == 0 && sizeof(out_t) <= sizeof(elem_t) &&
-                             sizeof(z_t) <= sizeof(elem_t) && sizeof(out_t) >= 2 && sizeof(z_t) >= 2;
-  // (the condition is the block's: every thread takes the same path)
-  const bool staged = CAN_STAGE && maps && maps->out.ok && (maps->z.ok || !a.z);
+  constexpr bool STAGE = STAGED && forward_can_stage<E>();  // (the launcher launches STAGED only where it can)
+  constexpr int PASS = STAGE ? E::OUT_STAGE_ROWS / 4 : 1;      // fragment rows a pass
   char *out_buffer = nullptr, *z_buffer = nullptr;  // the calling warpgroup's two output buffers
   int out_at[2][E::ACC_N] = {}, z_at[2][E::ACC_N] = {};
-  if constexpr (CAN_STAGE) {
-    if (staged) {
-      out_buffer = E::out_stage(smem);
-      z_buffer = out_buffer + E::OUT_BUFFER_BYTES;
-      stage_offsets<E, out_t>(out_buffer, out_at);
-      stage_offsets<E, z_t>(z_buffer, z_at);
-    }
+  if constexpr (STAGE) {
+    out_buffer = E::out_stage(smem);
+    z_buffer = out_buffer + E::OUT_BUFFER_BYTES;
+    stage_offsets<E, out_t>(out_buffer, out_at);
+    stage_offsets<E, z_t>(z_buffer, z_at);
   }
   const int G = N / GW;
   const bool first = ((threadIdx.x % 32) / 4) % SPAN == 0;  // the group's first lane writes its statistics
@@ -2513,7 +2516,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
   }
 #pragma unroll
   for (int i0 = 0; i0 < E::ACC_M; i0 += ROWS_IN_FLIGHT) {
-    const int r0 = CAN_STAGE ? i0 / (PASS > 0 ? PASS : 1) * E::OUT_STAGE_ROWS : 0;  // the pass's first tile row
+    const int r0 = STAGE ? i0 / PASS * E::OUT_STAGE_ROWS : 0;  // the pass's first tile row
 #pragma unroll
     for (int q = 0; q < 2 / VPT; ++q) {  // the lane's groups in a row: one (GW = 16) or two
       const int col0 = n0 + E::col(q);   // this lane's first column of the group
@@ -2547,8 +2550,8 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
       for (int o = 4; o < 4 * SPAN; o *= 2)
 #pragma unroll
         for (int b = 0; b < ROWS_IN_FLIGHT; ++b) m2[b] += __shfl_xor_sync(0xffffffffu, m2[b], o);
-      if constexpr (CAN_STAGE) {
-        if (staged && q == 0 && i0 % PASS == 0) {
+      if constexpr (STAGE) {
+        if (q == 0 && i0 % PASS == 0) {
           // the pass's buffers free: the stores of the one before have read them (the statistics above ran
           // meanwhile)
           if (threadIdx.x % 128 == 0) E::template store_wait_read<0>();
@@ -2571,7 +2574,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
           const int col = n0 + E::col(q + e);
           const out_t y = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[q + e], beta[q + e]), row,
                                           col, a.st));
-          if (CAN_STAGE && staged) {
+          if constexpr (STAGE) {
             const int i = i0 + b, at = (E::row(i) - E::row(i % 2) - r0) * 128;
             *reinterpret_cast<out_t*>(out_buffer + at + out_at[i % 2][q + e]) = y;
             if (a.z) *reinterpret_cast<z_t*>(z_buffer + at + z_at[i % 2][q + e]) = to_op(zv[b][e]);
@@ -2583,8 +2586,8 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
         }
       }
     }
-    if constexpr (CAN_STAGE) {
-      if (staged && (i0 + ROWS_IN_FLIGHT) % PASS == 0) {  // the pass staged: out it goes
+    if constexpr (STAGE) {
+      if ((i0 + ROWS_IN_FLIGHT) % PASS == 0) {  // the pass staged: out it goes
         E::fence_async_shared();
         E::sync_group();
         if (threadIdx.x % 128 == 0) {
@@ -2955,14 +2958,14 @@ __global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(SplitK sk, c
 
 // ---- wgmma engine kernels: operands as tensor maps (kernel parameters in constant memory) ----
 // The forward's epilogue on a finished tile: the scales multiplied back, then the plan's group strategy.
-template <class E>
+template <class E, bool STAGED = false>
 __device__ __forceinline__ void wgmma_forward_epilogue(float (&acc)[E::ACC_M][E::ACC_N], float* smem,
                                                        const ForwardArgs& a, const float* p_scale, const float* r_scale, int N, int m0, int n0,
                                                        const ForwardMaps* maps = nullptr) {
   (void)smem;
   (void)maps;
   unscale<E>(acc, p_scale, r_scale, a.M, N, m0, n0);
-  gn_epilogue_fragment_rows<E>(acc, a, a.M, N, m0, n0, maps, smem);
+  gn_epilogue_fragment_rows<E, STAGED>(acc, a, a.M, N, m0, n0, maps, smem);
 }
 
 // z[m, n] = sum_k x[m, k] W[n, k]: P = x's planes, R = W (k contiguous). One tile a block.
@@ -3103,7 +3106,7 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_forward_persistent_kernel
   persistent_tiles<E, true, true>(
       smem, p_hi, r, a.M, N, K,
       [&](float (&acc)[E::ACC_M][E::ACC_N], int m0, int n0) {
-        wgmma_forward_epilogue<E>(acc, smem, a, p_scale, r_scale, N, m0, n0, &maps);
+        wgmma_forward_epilogue<E, true>(acc, smem, a, p_scale, r_scale, N, m0, n0, &maps);
       },
       [] { store_fragments_bulk_done<E>(); });  // (the bulk stores have read shared memory before the block ends)
 #endif
@@ -3426,10 +3429,13 @@ static const char* launch_wgmma(Kernel kernel, int slices, cudaStream_t s, const
   kernel<<<(unsigned)std::min<long long>(tiles, sm_count()), Wgmma::THREADS, bytes, s>>>(maps[0], maps[1], maps[2], args...);
   return last_error();
 }
-// The forward's out and z (M x N, contiguous) as the persistent forward's bulk stores write them.
-static const char* forward_maps(ForwardMaps* maps, const ForwardArgs& a) {
+// The forward's out and z (M x N, contiguous) as the persistent forward's bulk stores write them; *staged where
+// the engine's output stage takes the epilogue's passes and the copy engine can write both (z: where kept).
+static const char* forward_maps(ForwardMaps* maps, const ForwardArgs& a, bool* staged) {
   if (const char* err = store_map<Wgmma>(&maps->out, a.out, a.M, a.N, a.N)) return err;
-  return store_map<Wgmma>(&maps->z, a.z, a.M, a.N, a.N);
+  if (const char* err = store_map<Wgmma>(&maps->z, a.z, a.M, a.N, a.N)) return err;
+  *staged = forward_can_stage<Wgmma>() && maps->out.ok && (maps->z.ok || !a.z);
+  return nullptr;
 }
 
 const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, const elem_t* w_in, long long sw0_in,
@@ -3472,11 +3478,13 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
       if (!err && sc.split > 1) err = split_k(sc, 0, at, &sk);
       if (!err && sc.split == 1) {
         ForwardMaps maps;
-        if (!err) err = forward_maps(&maps, a);
-        if (!err)
+        bool staged = false;
+        err = forward_maps(&maps, a, &staged);
+        if (!err && staged) {  // (else one tile a block, below, stored from the fragments)
           err = launch_wgmma<true, true, true>(wgmma_forward_persistent_kernel<Wgmma>, 1, s, xp.p, nullptr, M, K,
                                                xp.ld, wp.p, N, K, wp.ld, maps, xp.scale, wp.scale, a);
-        break;
+          break;
+        }
       }
       if (!err) err = launch_wgmma<true>(wgmma_forward_kernel, sc.split, s, xp.p, nullptr, M, K, xp.ld, wp.p, N, K,
                                          wp.ld, xp.scale, wp.scale, a, sk);
