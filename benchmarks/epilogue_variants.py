@@ -73,8 +73,8 @@ VARIANTS = {
                            "wgmma_forward_persistent_kernel")]),
     "no_fwd_epilogue": ("the wgmma forward's whole epilogue: unscale (scaled planes), the GroupNorm and the chain, "
                         "its stores",
-                        [("  (void)smem;\n  (void)maps;\n",
-                          "  (void)smem;\n  (void)maps;\n  if (acc[0][0] != 1234.5f) return;\n")]),
+                        [("int m0, int n0) {\n  (void)smem;\n",
+                          "int m0, int n0) {\n  (void)smem;\n  if (acc[0][0] != 1234.5f) return;\n")]),
     # the GroupNorm-on-fragments epilogue's global stores of z and the output left out, their arithmetic kept
     # (an empty asm takes each value): the stores' share of the forward's epilogue
     "no_fwd_stores": ("the forward's z and output stores (the fragment GroupNorm; its arithmetic kept)",
@@ -82,15 +82,6 @@ VARIANTS = {
                         "beta[e]), row, col, a.st));\n          if (a.z) a.z[o] = to_op(zv[b][e]);\n",
                         "          const float kept = post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[e], "
                         "beta[e]), row, col, a.st);\n          asm volatile(\"\" ::\"f\"(kept), \"f\"(zv[b][e]));\n")]),
-    # the staged forward stores (Plan.forward_staged_stores), piece by piece: the wait for a pass's buffers (racy:
-    # outputs wrong), and the bulk stores themselves (staged all the same)
-    "no_fwd_stage_wait": ("the staged forward's wait for its buffers to be read (racy: outputs wrong)",
-                          [("          if (threadIdx.x % 128 == 0) E::template store_wait_read<0>();\n", "")]),
-    "fwd_direct": ("nothing: the forward's out and z stored from the fragments, not staged",
-                   [("const bool staged = CAN_STAGE && maps", "const bool staged = false && maps")]),
-    "no_fwd_bulk_store": ("the staged forward's bulk stores (staged all the same)",
-                          [("    E::tma_store(map.map, buffer + b * E::OUT_STAGE_ROWS * 128,",
-                            "    if (m0 < 0) E::tma_store(map.map, buffer + b * E::OUT_STAGE_ROWS * 128,")]),
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])

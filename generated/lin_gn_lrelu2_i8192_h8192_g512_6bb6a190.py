@@ -1277,37 +1277,26 @@ static PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 }
 
 
-// The copy engine's word for each tensor type.
-template <class T>
-constexpr CUtensorMapDataType tensor_map_type();
-template <>
-constexpr CUtensorMapDataType tensor_map_type<float>() { return CU_TENSOR_MAP_DATA_TYPE_FLOAT32; }
-
 // A GEMM's output C (rows x cols, row stride ldc) as the destination of E's output stage's bulk tensor stores:
 // boxes of one 128-byte row piece x E::OUT_STAGE_ROWS rows, in the stage's 128-byte swizzle. ok is 0 where E has no
-// output stage or the copy engine cannot write C (none, or a base or row stride not a multiple of 16 bytes): the
+// output stage or the copy engine cannot write C (a base or row stride not a multiple of 16 bytes): the
 // kernel's own threads store then.
 struct StoreMap {
   CUtensorMap map;
   int ok;
 };
-// The forward's out and z as the persistent forward's bulk stores write them (Plan.forward_staged_stores).
-struct ForwardMaps {
-  StoreMap out, z;
-};
-template <class E, class T>
-static const char* store_map(StoreMap* m, T* C, long long rows, long long cols, long long ldc) {
+template <class E>
+static const char* store_map(StoreMap* m, elem_t* C, long long rows, long long cols, long long ldc) {
   *m = StoreMap{};
   if constexpr (E::OUT_STAGE_ROWS > 0) {
-    constexpr long long ES = sizeof(T);
-    if (!C || rows == 0 || cols == 0 || reinterpret_cast<uintptr_t>(C) % 16 || ldc * ES % 16 ||
-        ldc * ES >= (1ll << 40))
+    constexpr long long ES = sizeof(elem_t);
+    if (rows == 0 || cols == 0 || reinterpret_cast<uintptr_t>(C) % 16 || ldc * ES % 16 || ldc * ES >= (1ll << 40))
       return nullptr;
     const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
     if (!encode) return "the CUDA driver has no cuTensorMapEncodeTiled (needs a CUDA 12 driver)";
     const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)(ldc * ES)};
     const cuuint32_t box[2] = {(cuuint32_t)(128 / ES), (cuuint32_t)E::OUT_STAGE_ROWS}, element_strides[2] = {1, 1};
-    const CUresult r = encode(&m->map, tensor_map_type<T>(), 2, C, dims, strides, box,
+    const CUresult r = encode(&m->map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, C, dims, strides, box,
                               element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                               CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled rejected a GEMM's output";
@@ -2447,79 +2436,30 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
 // statistics are a long dependent chain (shuffles, the mean, the variance, rstd), and a tile's epilogue walked
 // row by row was latency-bound (the forward at 256 x 128 tiles: 135 us of a 320 us kernel whose mainloop alone
 // takes 185; benchmarks/wgmma_layout_bench.py).
-// STAGED (the persistent forward, launched so where the copy engine can write out and z): out and z go through
-// the consumer warpgroup's two output buffers (out's, z's) and bulk tensor stores, OUT_STAGE_ROWS rows a pass. From
-// the fragments a warp store writes 2-byte pieces of 4 rows, and those stores took 33 of the bf16 forward's 218 us
-// at the headline (H100; 21 of tf32's 216), its arithmetic 15 (benchmarks/epilogue_variants.py, session 38). The
-// choice is the kernel's, not a branch: a kernel holding both forms ran 37 us slower than either (run 4-5).
 namespace fg {
-constexpr int FRAGMENT_ROWS_IN_FLIGHT = 8;
-// E's output stage takes the epilogue's passes: whole blocks of FRAGMENT_ROWS_IN_FLIGHT fragment rows (4 tile rows
-// each), out_t's and z_t's rows in a buffer of elem_t's.
 template <class E>
-constexpr bool forward_can_stage() {
-  return E::OUT_STAGE_ROWS > 0 && (E::OUT_STAGE_ROWS / 4) % FRAGMENT_ROWS_IN_FLIGHT == 0 &&
-         E::TILE_M % (E::OUT_STAGE_ROWS > 0 ? E::OUT_STAGE_ROWS : 1) == 0 && sizeof(out_t) <= sizeof(elem_t) &&
-         sizeof(z_t) <= sizeof(elem_t) && sizeof(out_t) >= 2 && sizeof(z_t) >= 2;
-}
-// Byte offsets in a stage buffer of the calling thread's T values of columns j, for the first two of its
-// fragment rows (the 8-row period): value (i, j) of a pass from row r0 sits at (row(i) - row(i % 2) - r0) * 128
-// + at[i % 2][j] (stage_rows' layout for T).
-template <class E, class T>
-__device__ __forceinline__ void stage_offsets(char* buffer, int (&at)[2][E::ACC_N]) {
-  const int group = threadIdx.x / 128;
-#pragma unroll
-  for (int p = 0; p < 2; ++p)
-#pragma unroll
-    for (int j = 0; j < E::ACC_N; ++j) {
-      const int byte = (E::col(j) - 64 * group) * (int)sizeof(T);
-      at[p][j] = (int)(stage_piece<E>(buffer, E::row(p), byte / 16) - buffer) + byte % 16;
-    }
-}
-// One pass's staged rows of a T matrix to global memory (the warpgroup's issuing thread).
-template <class E, class T>
-__device__ __forceinline__ void store_stage(const StoreMap& map, const char* buffer, int m0, int col0, int r0) {
-  constexpr int BOXES = 64 * (int)sizeof(T) / 128;
-#pragma unroll
-  for (int b = 0; b < BOXES; ++b)
-    E::tma_store(map.map, buffer + b * E::OUT_STAGE_ROWS * 128, col0 + b * (128 / (int)sizeof(T)), m0 + r0);
-}
-
-template <class E, bool STAGED = false>
 __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::ACC_M][E::ACC_N], const ForwardArgs& a,
-                                                          int M, int N, int m0, int n0,
-                                                          const ForwardMaps* maps = nullptr, float* smem = nullptr) {
+                                                          int M, int N, int m0, int n0) {
   constexpr int VPT = GW >= 16 ? 2 : 1;        // a lane's values of one group and row (its two columns)
   constexpr int SPAN = GW / VPT;               // lanes sharing the group, 4 apart
-  constexpr int ROWS_IN_FLIGHT = FRAGMENT_ROWS_IN_FLIGHT;
+  constexpr int ROWS_IN_FLIGHT = 8;
   static_assert(GW <= 16 && (GW & (GW - 1)) == 0 && E::ACC_N == 2, "group does not fit a warp's columns");
   static_assert(E::ACC_M % ROWS_IN_FLIGHT == 0, "rows in flight must divide a thread's rows");
-  constexpr bool STAGE = STAGED && forward_can_stage<E>();  // (the launcher launches STAGED only where it can)
-  constexpr int PASS = STAGE ? E::OUT_STAGE_ROWS / 4 : 1;      // fragment rows a pass
-  char *out_buffer = nullptr, *z_buffer = nullptr;  // the calling warpgroup's two output buffers
-  int out_at[2][E::ACC_N] = {}, z_at[2][E::ACC_N] = {};
-  if constexpr (STAGE) {
-    out_buffer = E::out_stage(smem);
-    z_buffer = out_buffer + E::OUT_BUFFER_BYTES;
-    stage_offsets<E, out_t>(out_buffer, out_at);
-    stage_offsets<E, z_t>(z_buffer, z_at);
-  }
   const int G = N / GW;
   const bool first = ((threadIdx.x % 32) / 4) % SPAN == 0;  // the group's first lane writes its statistics
-  float bias[E::ACC_N], gamma[E::ACC_N], beta[E::ACC_N];  // the lane's columns' parameters, loaded once for all its rows
 #pragma unroll
-  for (int j = 0; j < E::ACC_N; ++j) {
-    const int col = n0 + E::col(j);
-    bias[j] = col < N ? lin_bias(a.bias, col) : 0.f;
-    gamma[j] = col < N ? gn_gamma(a.gamma, col) : 0.f;
-    beta[j] = col < N ? gn_beta(a.beta, col) : 0.f;
-  }
+  for (int q = 0; q < 2 / VPT; ++q) {  // the lane's groups in a row: one (GW = 16) or two
+    const int col0 = n0 + E::col(q);   // this lane's first column of the group
+    float bias[VPT], gamma[VPT], beta[VPT];  // the lane's columns' parameters, loaded once for all its rows
 #pragma unroll
-  for (int i0 = 0; i0 < E::ACC_M; i0 += ROWS_IN_FLIGHT) {
-    const int r0 = STAGE ? i0 / PASS * E::OUT_STAGE_ROWS : 0;  // the pass's first tile row
+    for (int e = 0; e < VPT; ++e) {
+      const int col = n0 + E::col(q + e);
+      bias[e] = col < N ? lin_bias(a.bias, col) : 0.f;
+      gamma[e] = col < N ? gn_gamma(a.gamma, col) : 0.f;
+      beta[e] = col < N ? gn_beta(a.beta, col) : 0.f;
+    }
 #pragma unroll
-    for (int q = 0; q < 2 / VPT; ++q) {  // the lane's groups in a row: one (GW = 16) or two
-      const int col0 = n0 + E::col(q);   // this lane's first column of the group
+    for (int i0 = 0; i0 < E::ACC_M; i0 += ROWS_IN_FLIGHT) {
       float zv[ROWS_IN_FLIGHT][VPT], v[ROWS_IN_FLIGHT][VPT];  // the Linear's output; the GroupNorm's input
       stat_t s[ROWS_IN_FLIGHT], m2[ROWS_IN_FLIGHT];
 #pragma unroll
@@ -2530,7 +2470,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
 #pragma unroll
         for (int e = 0; e < VPT; ++e) {
           const int col = n0 + E::col(q + e);
-          zv[b][e] = in ? linear_out(acc[i0 + b][q + e], bias[q + e]) : acc[i0 + b][q + e];
+          zv[b][e] = in ? linear_out(acc[i0 + b][q + e], bias[e]) : acc[i0 + b][q + e];
           v[b][e] = pre_fwd(zv[b][e], row, col, a.st);
           s[b] += v[b][e];
         }
@@ -2550,14 +2490,6 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
       for (int o = 4; o < 4 * SPAN; o *= 2)
 #pragma unroll
         for (int b = 0; b < ROWS_IN_FLIGHT; ++b) m2[b] += __shfl_xor_sync(0xffffffffu, m2[b], o);
-      if constexpr (STAGE) {
-        if (q == 0 && i0 % PASS == 0) {
-          // the pass's buffers free: the stores of the one before have read them (the statistics above ran
-          // meanwhile)
-          if (threadIdx.x % 128 == 0) E::template store_wait_read<0>();
-          E::sync_group();
-        }
-      }
 #pragma unroll
       for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
         const int row = m0 + E::row(i0 + b);
@@ -2572,29 +2504,9 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
 #pragma unroll
         for (int e = 0; e < VPT; ++e) {
           const int col = n0 + E::col(q + e);
-          const out_t y = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[q + e], beta[q + e]), row,
-                                          col, a.st));
-          if constexpr (STAGE) {
-            const int i = i0 + b, at = (E::row(i) - E::row(i % 2) - r0) * 128;
-            *reinterpret_cast<out_t*>(out_buffer + at + out_at[i % 2][q + e]) = y;
-            if (a.z) *reinterpret_cast<z_t*>(z_buffer + at + z_at[i % 2][q + e]) = to_op(zv[b][e]);
-          } else {
-            const long long o = (long long)row * N + col;
-            a.out[o] = y;
-            if (a.z) a.z[o] = to_op(zv[b][e]);
-          }
-        }
-      }
-    }
-    if constexpr (STAGE) {
-      if ((i0 + ROWS_IN_FLIGHT) % PASS == 0) {  // the pass staged: out it goes
-        E::fence_async_shared();
-        E::sync_group();
-        if (threadIdx.x % 128 == 0) {
-          const int col0 = n0 + 64 * (int)(threadIdx.x / 128);
-          store_stage<E, out_t>(maps->out, out_buffer, m0, col0, r0);
-          if (a.z) store_stage<E, z_t>(maps->z, z_buffer, m0, col0, r0);
-          E::store_commit();
+          const long long o = (long long)row * N + col;
+          a.out[o] = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[e], beta[e]), row, col, a.st));
+          if (a.z) a.z[o] = to_op(zv[b][e]);
         }
       }
     }
@@ -2958,14 +2870,12 @@ __global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(SplitK sk, c
 
 // ---- wgmma engine kernels: operands as tensor maps (kernel parameters in constant memory) ----
 // The forward's epilogue on a finished tile: the scales multiplied back, then the plan's group strategy.
-template <class E, bool STAGED = false>
+template <class E>
 __device__ __forceinline__ void wgmma_forward_epilogue(float (&acc)[E::ACC_M][E::ACC_N], float* smem,
-                                                       const ForwardArgs& a, const float* p_scale, const float* r_scale, int N, int m0, int n0,
-                                                       const ForwardMaps* maps = nullptr) {
+                                                       const ForwardArgs& a, const float* p_scale, const float* r_scale, int N, int m0, int n0) {
   (void)smem;
-  (void)maps;
   unscale<E>(acc, p_scale, r_scale, a.M, N, m0, n0);
-  gn_epilogue_fragment_rows<E, STAGED>(acc, a, a.M, N, m0, n0, maps, smem);
+  gn_epilogue_fragment_rows<E>(acc, a, a.M, N, m0, n0);
 }
 
 // z[m, n] = sum_k x[m, k] W[n, k]: P = x's planes, R = W (k contiguous). One tile a block.
@@ -3098,7 +3008,7 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
 template <class E>
 __global__ void __launch_bounds__(E::THREADS, 1) wgmma_forward_persistent_kernel(
     const __grid_constant__ CUtensorMap p_hi, const __grid_constant__ CUtensorMap p_lo,
-    const __grid_constant__ CUtensorMap r, const __grid_constant__ ForwardMaps maps, const float* p_scale, const float* r_scale, ForwardArgs a) {
+    const __grid_constant__ CUtensorMap r, const float* p_scale, const float* r_scale, ForwardArgs a) {
 #ifndef FG_NO_WGMMA  // (other targets: an empty stub, never launched)
   extern __shared__ __align__(16) float smem[];
   (void)p_lo;
@@ -3106,9 +3016,9 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_forward_persistent_kernel
   persistent_tiles<E, true, true>(
       smem, p_hi, r, a.M, N, K,
       [&](float (&acc)[E::ACC_M][E::ACC_N], int m0, int n0) {
-        wgmma_forward_epilogue<E, true>(acc, smem, a, p_scale, r_scale, N, m0, n0, &maps);
+        wgmma_forward_epilogue<E>(acc, smem, a, p_scale, r_scale, N, m0, n0);
       },
-      [] { store_fragments_bulk_done<E>(); });  // (the bulk stores have read shared memory before the block ends)
+      [] {});
 #endif
 }
 
@@ -3429,14 +3339,6 @@ static const char* launch_wgmma(Kernel kernel, int slices, cudaStream_t s, const
   kernel<<<(unsigned)std::min<long long>(tiles, sm_count()), Wgmma::THREADS, bytes, s>>>(maps[0], maps[1], maps[2], args...);
   return last_error();
 }
-// The forward's out and z (M x N, contiguous) as the persistent forward's bulk stores write them; *staged where
-// the engine's output stage takes the epilogue's passes and the copy engine can write both (z: where kept).
-static const char* forward_maps(ForwardMaps* maps, const ForwardArgs& a, bool* staged) {
-  if (const char* err = store_map<Wgmma>(&maps->out, a.out, a.M, a.N, a.N)) return err;
-  if (const char* err = store_map<Wgmma>(&maps->z, a.z, a.M, a.N, a.N)) return err;
-  *staged = forward_can_stage<Wgmma>() && maps->out.ok && (maps->z.ok || !a.z);
-  return nullptr;
-}
 
 const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, const elem_t* w_in, long long sw0_in,
                     long long sw1_in,
@@ -3477,14 +3379,9 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
       err = forward_planes(x, sx0, sx1, w, sw0, sw1, M, N, K, w_made, w_force, x_kept, x_made, &at, &xp, &wp, s);
       if (!err && sc.split > 1) err = split_k(sc, 0, at, &sk);
       if (!err && sc.split == 1) {
-        ForwardMaps maps;
-        bool staged = false;
-        err = forward_maps(&maps, a, &staged);
-        if (!err && staged) {  // (else one tile a block, below, stored from the fragments)
-          err = launch_wgmma<true, true, true>(wgmma_forward_persistent_kernel<Wgmma>, 1, s, xp.p, nullptr, M, K,
-                                               xp.ld, wp.p, N, K, wp.ld, maps, xp.scale, wp.scale, a);
-          break;
-        }
+        err = launch_wgmma<true, true, true>(wgmma_forward_persistent_kernel<Wgmma>, 1, s, xp.p, nullptr, M, K, xp.ld,
+                                             wp.p, N, K, wp.ld, xp.scale, wp.scale, a);
+        break;
       }
       if (!err) err = launch_wgmma<true>(wgmma_forward_kernel, sc.split, s, xp.p, nullptr, M, K, xp.ld, wp.p, N, K,
                                          wp.ld, xp.scale, wp.scale, a, sk);

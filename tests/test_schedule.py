@@ -211,11 +211,5 @@ def test_persistent_forward_where_the_epilogue_keeps_to_registers():
         source = fusegen.render_cuda(p)
         launches = source.count("wgmma_forward_persistent_kernel<Wgmma>, 1,")
         assert launches == (1 if want else 0), (label, launches)
-        # the fragment GroupNorm's persistent form stores through the output buffers (one form a kernel), and
-        # falls back to one tile a block where the copy engine cannot write out or z
-        staged = want and p.group_strategy == "fragment"
-        assert p.forward_staged_stores == staged, label
-        assert source.count("wgmma_forward_epilogue<E, true>(") == staged, label
-        assert ("if (!err && staged) {" in source) == staged, label
         if p.wgmma:  # the split forward's one-tile-a-block kernel stays beside it
             assert "launch_wgmma<true>(wgmma_forward_kernel, sc.split" in source, label
