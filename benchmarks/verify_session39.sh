@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Prepared in session 38 for the next session's first device call (logs under $OUT, a table last). On an H200:
+# issue 17's targets (verify_h200_targets.sh STEP=1; STEP=2, issue 15's, is the call after). On any other card:
+#   1. The persistent forward on the epilogues session 38 cleared it for (no GroupNorm, the row strategy), timed
+#      against one tile a block (persistent_forward_ab.py renders A and B; bf16, 1024 x 8192 -> 8192). Session 38
+#      ran out of device time before this: the rule stands on correctness (run 1) and the fragment case's gain.
+#   2. tf32's and bf16's steps with fresh gradients on this card (tf32_scaled.py; step_gaps.py), not timed since
+#      session 35.
+#   device (kind nvidia-h200): PYTHONPATH=. bash benchmarks/verify_session39.sh
+set -uo pipefail
+if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  STEP=1 exec bash "$(dirname "$0")/verify_h200_targets.sh"
+fi
+source "$(dirname "$0")/device_lib.sh"  # $OUT, the environment, run NAME SECONDS COMMAND...
+run render 60 python3 benchmarks/persistent_forward_ab.py
+run build 150 python3 -c "import sys, pathlib; sys.path.insert(0, '.'); from fusegen.tools.tune import _build_all; \
+f = _build_all(sorted(pathlib.Path('ab').glob('pf[AB]_*.py')), 4); print('failed', f); sys.exit(1 if f else 0)"
+for n in relu_scale row_amax_tuple_dim; do
+  run "ab_$n" 60 python3 benchmarks/ab_modules.py "ab/pfA_$n.py" "ab/pfB_$n.py" --init 8192,8192 --batch 1024 \
+    --rounds 9 --kernels --kernel-rounds 5 --dtype bfloat16
+done
+run tf32 150 python3 benchmarks/tf32_scaled.py --precision tf32
+run gaps 200 python3 benchmarks/step_gaps.py --dtypes bfloat16
+cat "$OUT/table.txt"
+for n in relu_scale row_amax_tuple_dim; do grep -E "B / A|wgmma_forward|total" "$OUT/ab_$n.txt" | cut -c1-130; done
+grep -v Warn "$OUT/tf32.txt" | tail -n 5
+tail -n 8 "$OUT/gaps.txt"
