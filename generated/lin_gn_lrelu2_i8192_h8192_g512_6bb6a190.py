@@ -3003,8 +3003,9 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
 // The forward unsplit, persistent (the planner's persistent_forward): a block an SM walks the output tiles as
 // wgmma_store_persistent_kernel does, so the producer fills the next tile's stages during a tile's epilogue and a
 // block starts once, not once a tile. The headline forward (512 tiles, ~3.9 an SM), H100: 3xtf32 591 -> 564 us,
-// tf32 228 -> 213, bf16 236 -> 216, the same bit for bit (benchmarks/verify_session37b.sh); without its epilogue
-// it runs no faster (562 us): the epilogue now overlaps the producer's loads.
+// tf32 228 -> 213, bf16 236 -> 216, the same bit for bit (benchmarks/verify_session37b.sh). Without its epilogue
+// the 3xtf32 forward runs no faster (562 us: the epilogue overlaps the producer's loads); the 16-bit engine's,
+// whose tiles take a third of the products, runs 216 -> 170 us (bf16, ~2 tiles an SM: the epilogue shows).
 template <class E>
 __global__ void __launch_bounds__(E::THREADS, 1) wgmma_forward_persistent_kernel(
     const __grid_constant__ CUtensorMap p_hi, const __grid_constant__ CUtensorMap p_lo,
