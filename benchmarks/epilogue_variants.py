@@ -82,6 +82,10 @@ VARIANTS = {
                         "beta[e]), row, col, a.st));\n          if (a.z) a.z[o] = to_op(zv[b][e]);\n",
                         "          const float kept = post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[e], "
                         "beta[e]), row, col, a.st);\n          asm volatile(\"\" ::\"f\"(kept), \"f\"(zv[b][e]));\n")]),
+    # the one-pass GroupNorm backward's occupancy: 2 blocks (16 warps) an SM under its register limit (102 a
+    # thread, bf16; Nsight Compute, session 38: 36% of DRAM bandwidth); 3 blocks cap it at 80 (8 bytes spilled)
+    "gn_bwd_blocks_3": ("nothing: the one-pass GroupNorm backward at 3 blocks an SM (80 registers)",
+                        [("constexpr int ONE_MIN_BLOCKS = 2;", "constexpr int ONE_MIN_BLOCKS = 3;")]),
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])

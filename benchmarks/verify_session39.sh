@@ -4,7 +4,9 @@
 #   1. The persistent forward on the epilogues session 38 cleared it for (no GroupNorm, the row strategy), timed
 #      against one tile a block (persistent_forward_ab.py renders A and B; bf16, 1024 x 8192 -> 8192). Session 38
 #      ran out of device time before this: the rule stands on correctness (run 1) and the fragment case's gain.
-#   2. tf32's and bf16's steps with fresh gradients on this card (tf32_scaled.py; step_gaps.py), not timed since
+#   2. The one-pass GroupNorm backward at 3 blocks an SM (epilogue_variants.py gn_bwd_blocks_3; bf16 and 3xtf32):
+#      session 38's Nsight Compute had it at 25% occupancy (register-limited) and 36% of DRAM bandwidth.
+#   3. tf32's and bf16's steps with fresh gradients on this card (tf32_scaled.py; step_gaps.py), not timed since
 #      session 35.
 #   device (kind nvidia-h200): PYTHONPATH=. bash benchmarks/verify_session39.sh
 set -uo pipefail
@@ -19,9 +21,12 @@ for n in relu_scale row_amax_tuple_dim; do
   run "ab_$n" 60 python3 benchmarks/ab_modules.py "ab/pfA_$n.py" "ab/pfB_$n.py" --init 8192,8192 --batch 1024 \
     --rounds 9 --kernels --kernel-rounds 5 --dtype bfloat16
 done
+run gnb_bf16 120 python3 benchmarks/epilogue_variants.py --dtype bfloat16 --variants base,gn_bwd_blocks_3 --reps 10
+run gnb_x3 150 python3 benchmarks/epilogue_variants.py --dtype float32 --variants base,gn_bwd_blocks_3 --reps 10
 run tf32 150 python3 benchmarks/tf32_scaled.py --precision tf32
 run gaps 200 python3 benchmarks/step_gaps.py --dtypes bfloat16
 cat "$OUT/table.txt"
 for n in relu_scale row_amax_tuple_dim; do grep -E "B / A|wgmma_forward|total" "$OUT/ab_$n.txt" | cut -c1-130; done
+for f in gnb_bf16 gnb_x3; do grep -E "kernel  |one_pass" "$OUT/$f.txt" | cut -c1-110; done
 grep -v Warn "$OUT/tf32.txt" | tail -n 5
 tail -n 8 "$OUT/gaps.txt"
