@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 import fusegen
+from fusegen.frontend import model_spec
 
 NVCC = shutil.which("nvcc") or (str(pathlib.Path("/usr/local/cuda/bin/nvcc"))
                                 if pathlib.Path("/usr/local/cuda/bin/nvcc").exists() else None)
@@ -191,7 +192,6 @@ def test_persistent_forward_where_the_epilogue_keeps_to_registers():
     rendered launchers launch the persistent kernel only then (the split forward and the other plans keep one tile a
     block): the GroupNorms staged in shared memory would share it with the ring the producer fills for the next
     tile."""
-    from fusegen.frontend import model_spec
     models = pathlib.Path(__file__).parent / "models"
     wgmma = fusegen.WGMMA_ARCH
     cases = {
