@@ -187,13 +187,12 @@ def test_cuda_source_compiles_without_spills(p, tmp_path):
     # Tensor-core plans add the few-rows engines' three GEMMs and grad_weight's outer product in its 16-byte and
     # 4-byte forms (batches of a few rows). The 16-bit wgmma engine adds its persistent store kernel (unsplit backward
     # GEMMs), and both store kernels a second form where grad_weight reads dz row-contiguous (tiles of whole 64-row
-    # boxes); with the persistent forward (the planner's persistent_forward), that kernel beside the one-tile one;
-    # where the GroupNorm is normalized after the GEMM (normalize_after), that kernel's 16-byte and 1-channel forms.
+    # boxes); with the persistent forward (the planner's persistent_forward), that kernel beside the one-tile one.
     extra = 0 if p.mainloop == "simt_fp32" else 3 if p.exact_max_macs or p.exact_max_tile_macs else \
         int(p.exact_dx_max_input > 0)
     extra += 5 if p.gemv_max_rows else 0  # the few-rows engines' three GEMMs, the outer product's two forms
     if p.wgmma and p.wgmma_template == "wgmma_half":
-        extra += (3 if p.tile.block_m % 64 == 0 else 1) + p.persistent_forward + 2 * p.normalize_after
+        extra += (3 if p.tile.block_m % 64 == 0 else 1) + p.persistent_forward
     # its operand kernels: rows (with and without a folded factor) and the columns' two passes, each in two forms;
     # with two planes (3xfp16) the rows without a folded factor and the columns' planes also split SAFE; and the
     # kept weight's fingerprint (a `.data` write)

@@ -213,36 +213,3 @@ def test_persistent_forward_where_the_epilogue_keeps_to_registers():
         assert launches == (1 if want else 0), (label, launches)
         if p.wgmma:  # the split forward's one-tile-a-block kernel stays beside it
             assert "launch_wgmma<true>(wgmma_forward_kernel, sc.split" in source, label
-
-
-def test_normalize_after_on_the_single_product_wgmma_forwards():
-    """The planner normalizes after the GEMM (Plan.normalize_after) where the wgmma forward holds the GroupNorm on
-    its fragments and multiplies once (bf16, fp16, tf32 and autocast), and keeps the fused epilogue where three
-    products hide it (3xfp16), elsewhere (sm_80, other group strategies) and when asked; the rendered forward then
-    leaves the output to gn_after_kernel, launched after the wgmma engine alone, and writes z and the statistics
-    whether or not backward runs."""
-    wgmma = fusegen.WGMMA_ARCH
-    cases = {
-        "bf16": (fusegen.Spec(8192, 8192, 512, dtype="bfloat16"), {}, True),
-        "fp16": (fusegen.Spec(8192, 8192, 512, dtype="float16"), {}, True),
-        "tf32": (fusegen.Spec(8192, 8192, 512, precision="tf32"), {}, True),
-        "autocast": (fusegen.Spec(8192, 8192, 512, autocast="bfloat16"), {}, True),
-        "3xtf32": (fusegen.Spec(8192, 8192, 512), {}, False),
-        "bf16 asked not to": (fusegen.Spec(8192, 8192, 512, dtype="bfloat16"), {"normalize_after": False}, False),
-        "3xtf32 asked to": (fusegen.Spec(8192, 8192, 512), {"normalize_after": True}, True),
-        "bf16 sm_80": (fusegen.Spec(8192, 8192, 512, dtype="bfloat16"), {"arch": (8, 0)}, False),
-        "bf16 two-stage": (fusegen.Spec(8192, 8192, 2, dtype="bfloat16"), {}, False),
-        "bf16 tile-local": (fusegen.Spec(1024, 1024, 16, dtype="bfloat16"), {"group_strategy": "tile_local"}, False),
-    }
-    for label, (spec, kw, want) in cases.items():
-        p = fusegen.plan(spec, fixed_sizes=False, **{"arch": wgmma, **kw})
-        assert p.normalize_after == want, (label, p.group_strategy, p.mainloop)
-        if want or p.group_strategy == "fragment":  # (two-stage writes z for its own normalize kernel)
-            assert (p.needs_z, p.stats_only_for_backward) == ((True, False) if want else (False, True)), label
-        source = fusegen.render_cuda(p)
-        assert ("constexpr bool NORMALIZE_AFTER = true;" in source) == want, label
-        assert source.count("gn_after_kernel<VEC><<<") == want, label
-        if want:
-            assert "if (sc.engine == Engine::Wgmma && M > 0)" in source, label
-    with pytest.raises(ValueError, match="normalize_after"):
-        fusegen.plan(fusegen.Spec(8192, 8192, 512, dtype="bfloat16"), arch=(8, 0), normalize_after=True)

@@ -227,11 +227,7 @@ def explain(plan: Plan, gpu: str = None, batch: int = 1024) -> str:
         (f"- GroupNorm ({s.group_width} channels a group): " if plan.group_strategy not in (NO_NORM, ROWS, COLS)
          else "- GroupNorm: ")
         + (GROUP_ON_ROWS.format(gw=s.group_width) if plan.row_group_width else
-           STRATEGY_WORDS[plan.group_strategy].format(gw=s.group_width, pieces=plan.pieces_per_group)) +
-        ("; on the wgmma engine the GEMM's epilogue stops at z and the statistics (from its fp32 accumulators) and "
-         "a pass over z after it writes the output, normalizing z as stored, as the reference's GroupNorm does its "
-         "Linear's output: the epilogue is not hidden behind one product a tile" if plan.normalize_after else "")
-        + ".",
+           STRATEGY_WORDS[plan.group_strategy].format(gw=s.group_width, pieces=plan.pieces_per_group)) + ".",
         *([f"- {op(s.chain[0].kind).title_of(s.chain[0])}: the GEMM writes z at the Linear's {s.hidden_size} "
            f"outputs, the row kernels read each of the {s.features} windows' " +
            ("maximum of it as the chain's first value; backward sends each window's gradient to the element "

@@ -54,10 +54,6 @@ THREE_FP16_TILE = WgmmaTile(block_m=128, block_n=128, stages=3)
 # an H100's mma.sync, more accurate (benchmarks/mma_3xfp16.py; session 31 run 7); the headline module's step 0.58x
 # the 3xTF32 module's (session 32 run 2). The default there; plan(scaled_planes=False) / --planes off keeps 3xTF32.
 THREE_FP16_MMA = True
-# The single-product wgmma forwards (bf16 / fp16, tf32 on one scaled plane) with the GroupNorm on the fragments
-# normalize in a kernel after the GEMM (Plan.normalize_after); plan(normalize_after=) forces either form. 3xfp16's
-# three products hide the fused epilogue (perf notes v0.37), so it keeps it.
-NORMALIZE_AFTER = True
 
 
 def _three_fp16(spec: Spec, half: bool, scaled_planes, default: bool) -> bool:
@@ -151,11 +147,6 @@ class Plan:
     # SIMT engines beside it read the fp32 operands (TF32). None: the engines read op_t. (Out of the repr: the
     # mainloop's name says so, and module_name adds it where set.)
     plane: Union[DType, None] = dataclasses.field(default=None, repr=False)
-    # The wgmma forward of a GroupNorm on the fragments writes z and each (row, group)'s statistics from its fp32
-    # accumulators, and a memory-bound kernel after it normalizes z into the output: the single-product engines'
-    # epilogue is exposed at ~2 tiles an SM (bf16 headline: 46 us of a 216 us forward, perf notes v0.38), a pass
-    # over z is not. The other engines keep the fused epilogue. (Out of the repr: module_name adds it where set.)
-    normalize_after: bool = dataclasses.field(default=False, repr=False)
 
     @property
     def scaled(self) -> bool:
@@ -311,12 +302,12 @@ class Plan:
         normalizes with values it holds), so a call that keeps nothing for backward skips them: at the bf16 headline
         their stores are 16 us of the forward's 231 (benchmarks/epilogue_variants.py). Row reductions and BatchNorm
         read theirs in the forward (a later pass, the running statistics)."""
-        return self.group_strategy in (FRAGMENT, TILE_LOCAL, TWO_STAGE) and not self.normalize_after
+        return self.group_strategy in (FRAGMENT, TILE_LOCAL, TWO_STAGE)
 
     @property
     def needs_z(self) -> bool:
         """The forward writes z even when backward will not run: later kernels of the forward read it."""
-        return self.group_strategy in (TWO_STAGE, ROWS, COLS) or self.normalize_after
+        return self.group_strategy in (TWO_STAGE, ROWS, COLS)
 
     @property
     def gn_affine(self) -> bool:
@@ -364,7 +355,6 @@ class Plan:
         chain = "" if self.is_headline_chain else f"chain {' -> '.join(s.kind for s in self.spec.chain)}; "
         width = "" if self.group_strategy in (NO_NORM, ROWS, COLS) else f"group width {self.group_width}: "
         folded = f"; folded: {len(self.rewrites)} rewrite(s), see the explanation" if self.rewrites else ""
-        folded += "; the wgmma forward normalizes in a kernel after the GEMM" if self.normalize_after else ""
         return (f"{self.precision} {engine} GEMM, tile {self.tile.name} ({self.tile.threads} threads{tuned}); "
                 f"{chain}{width}{groups[self.group_strategy]}{folded}")
 
@@ -418,7 +408,6 @@ class Plan:
             f"_{self.chain_name}_{hashlib.sha256(repr(self.chain_structure).encode()).hexdigest()[:6]}"
         autocast = "ac" if self.converts else ""  # (float32 tensors, 16-bit operands: their own kernels)
         chain += "_apool" if self.weight_pool and self.is_headline_chain else ""  # (the pool's kernels)
-        strategy += "_norm_after" if self.normalize_after else ""
         return (f"fg_{autocast}{self.precision}_{self.mainloop}_{self.tile.name}p{self.promote_every_k}_gw{self.group_width}"
                 f"_{strategy}{chain}{sizes}")
 
@@ -427,8 +416,7 @@ class Plan:
         """Name of the generated Python module: the spec in words plus a hash over everything rendered."""
         s = self.spec
         digest = hashlib.sha256((repr(self) + (repr(self.weight_pool) if self.weight_pool else "") +
-                                 (repr(self.plane) if self.plane else "") +
-                                 ("normalize_after" if self.normalize_after else "")).encode()).hexdigest()[:8]
+                                 (repr(self.plane) if self.plane else "")).encode()).hexdigest()[:8]
         # (float32: names from before dtypes; autocast: "ac" and its type)
         kind = f"_ac{self.operand.short}" if self.converts else f"_{self.element.short}" if self.element.short else ""
         kind += "_f32out" if self.feeds_layer and self.converts else ""
@@ -454,7 +442,7 @@ class Plan:
     def variant_key(self) -> tuple:
         """The structural choices that change the shape of the emitted CUDA (not just its constants)."""
         return (self.precision, self.mainloop, self.tile, self.mma_tile, self.narrow_tile, self.group_strategy,
-                self.fixed_sizes, self.chain_structure, self.converts, self.normalize_after)
+                self.fixed_sizes, self.chain_structure, self.converts)
 
     @property
     def arch_flags(self) -> tuple:
@@ -484,7 +472,7 @@ class Plan:
 
 def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile, WgmmaTile] = None, gpu: str = None,
          arch: tuple = None, batch: int = None, group_strategy: str = None, rewrite: bool = True,
-         feeds_layer: bool = False, scaled_planes: bool = None, normalize_after: bool = None):
+         feeds_layer: bool = False, scaled_planes: bool = None):
     """Choose how to compute `spec`.
 
     fixed_sizes bakes input/hidden into the kernels (lets the compiler drop bounds checks); test suites turn it
@@ -504,8 +492,6 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     scaled_planes: for 3xtf32 on wgmma, True runs the 16-bit engine over two scaled fp16 planes an operand
     (3xfp16), False the TF32 engine; None: THREE_FP16 decides. (tf32 on wgmma always reads scaled planes.) On
     mma.sync (sm_80+), True gives 3xtf32's big GEMMs to engine Planes (3xfp16 on mma.sync); None: THREE_FP16_MMA.
-    normalize_after: for a GroupNorm on the wgmma fragments, True normalizes in a kernel after the GEMM, False in
-    its epilogue; None: NORMALIZE_AFTER for the single-product engines (Plan.normalize_after).
     """
     from .. import __version__
 
@@ -634,11 +620,6 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     # for GEMMs up to 2^28.
     # Half-precision plans have none: their operands are rounded to 8 or 11 bits already (the reference's own
     # GEMM rounds the same way), so compensating the fp32 sums would buy nothing measurable.
-    can_after = strategy == FRAGMENT and isinstance(tile, WgmmaTile)
-    if normalize_after and not can_after:
-        raise ValueError(f"normalize_after: the GroupNorm is normalized after the GEMM only where the wgmma forward "
-                         f"holds it on its fragments; this plan has strategy {strategy!r} on tile {tile.name}")
-    normalize_after = can_after and (NORMALIZE_AFTER and planes <= 1 if normalize_after is None else normalize_after)
     tiny_groups = spec.has_group_norm and gw < TINY_GROUP and not half
     exact_max_macs = 0 if tensor_cores and not tiny_groups else 1 << 28
     exact_dx_max_input = EXACT_DX_MAX_INPUT if tensor_cores and spec.has_group_norm and not half else 0
@@ -652,4 +633,4 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
                 scalar_slots=scalar_slots, chan_slots=chan_slots, tuned_for=tuned_for,
                 element=element, compute=dtype(computes.pop()), statistics=statistics, operand=operand,
                 output=operand if autocast_values(spec)[-1] and not feeds_layer else element, weight_pool=pool,
-                feeds_layer=feeds_layer, plane=plane, normalize_after=normalize_after)
+                feeds_layer=feeds_layer, plane=plane)
