@@ -82,18 +82,6 @@ VARIANTS = {
                         "beta[e]), row, col, a.st));\n          if (a.z) a.z[o] = to_op(zv[b][e]);\n",
                         "          const float kept = post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[e], "
                         "beta[e]), row, col, a.st);\n          asm volatile(\"\" ::\"f\"(kept), \"f\"(zv[b][e]));\n")]),
-    # the one-pass GroupNorm backward's occupancy: 2 blocks (16 warps) an SM under its register limit (102 a
-    # thread, bf16; Nsight Compute, session 38: 36% of DRAM bandwidth); 3 blocks cap it at 80 (8 bytes spilled)
-    "gn_bwd_blocks_3": ("nothing: the one-pass GroupNorm backward at 3 blocks an SM (80 registers)",
-                        [("constexpr int ONE_MIN_BLOCKS = 2;", "constexpr int ONE_MIN_BLOCKS = 3;")]),
-    # ...and with fewer rows in flight a thread (float statistics: 4), which keeps 3 blocks an SM free of spills in
-    # bf16 (80 registers; 4 rows spill 8 bytes there), or lets 4 blocks fit
-    **{f"gn_bwd_b{b}_r{r}": (f"nothing: the one-pass GroupNorm backward at {b} blocks an SM, {r} rows in flight a "
-                             f"thread (float statistics)",
-                             [("constexpr int ONE_MIN_BLOCKS = 2;", f"constexpr int ONE_MIN_BLOCKS = {b};"),
-                              ("constexpr int ONE_ROWS_IN_FLIGHT = sizeof(stat_t) == 4 ? 4 : 2;",
-                               f"constexpr int ONE_ROWS_IN_FLIGHT = sizeof(stat_t) == 4 ? {r} : 2;")])
-       for b, r in ((3, 3), (3, 2), (4, 2))},
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])

@@ -2597,8 +2597,8 @@ struct BackwardArgs {
 constexpr int ONE_CH = GW >= 2 ? 2 : 1;                 // adjacent channels a thread
 constexpr int ONE_GROUP_LANES = GW / ONE_CH;            // lanes sharing a group
 constexpr int ONE_COLS = 64, ONE_LANES = ONE_COLS / ONE_CH, ONE_ROW_LANES = ROW_THREADS / ONE_LANES;
-constexpr int ONE_ROWS_IN_FLIGHT = sizeof(stat_t) == 4 ? 4 : 2;  // rows a thread loads at once (and the next ones
-                                                                 // while these are computed)
+constexpr int ONE_ROWS_IN_FLIGHT = 2;  // rows a thread loads at once (and the next ones while these are computed)
+// Blocks an SM it is compiled for (its register cap; Plan.gn_backward_blocks): latency-bound, it wants warps
 constexpr int ONE_MIN_BLOCKS = 2;
 constexpr int BWD_SUMS = 3 + NCHAN;    // 0 gamma, 1 beta, 2 the Linear's bias, 3 + k the stages' parameter k
 static_assert(GW <= 32 && 32 % GW == 0, "one pass: a group within a warp");

@@ -297,6 +297,15 @@ class Plan:
         return self.group_strategy in (FRAGMENT, TILE_LOCAL, TWO_STAGE) and gw <= 32 and gw & (gw - 1) == 0
 
     @property
+    def gn_backward_blocks(self) -> int:
+        """Blocks an SM the one-pass GroupNorm backward is compiled for (__launch_bounds__: its register cap). It is
+        bound by latency (loads, shuffles), not bytes: with fp32 statistics 4 blocks (64 registers, two rows in
+        flight a thread) against 2 (102 registers, four rows): bf16 headline 43.4 -> 34.9 us, tf32 45.6 -> 41.8
+        (H100; 3 blocks with 2-4 rows 36.8-37.7 and 45.0-45.7). float64 statistics keep 2: at 3 they spill (3xtf32
+        47.4 -> 53.3 us). tests/gpu-results/h100-2026-11-28-s39, runs 1 and 3."""
+        return 4 if self.statistics == FLOAT32 else 2
+
+    @property
     def stats_only_for_backward(self) -> bool:
         """The forward's statistics are written for backward alone (a fused GroupNorm's mean and rstd: its epilogue
         normalizes with values it holds), so a call that keeps nothing for backward skips them: at the bf16 headline
