@@ -82,6 +82,12 @@ VARIANTS = {
                         "beta[e]), row, col, a.st));\n          if (a.z) a.z[o] = to_op(zv[b][e]);\n",
                         "          const float kept = post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[e], "
                         "beta[e]), row, col, a.st);\n          asm volatile(\"\" ::\"f\"(kept), \"f\"(zv[b][e]));\n")]),
+    # the one-pass GroupNorm backward with fp32 statistics past its 4 blocks an SM (Plan.gn_backward_blocks): one row
+    # in flight a thread, 5 or 6 blocks (48 / 40 registers, no spills; 5 with two rows spills)
+    **{f"gn_bwd_b{b}_r1": (f"nothing: the one-pass GroupNorm backward at {b} blocks an SM, one row in flight",
+                           [("constexpr int ONE_MIN_BLOCKS = 4;", f"constexpr int ONE_MIN_BLOCKS = {b};"),
+                            ("constexpr int ONE_ROWS_IN_FLIGHT = 2;", "constexpr int ONE_ROWS_IN_FLIGHT = 1;")])
+       for b in (4, 5, 6)},
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])
