@@ -43,7 +43,7 @@ def main(argv=None):
         torch.manual_seed(0)
         models[label] = _import(path).ModelNew(*init).cuda().to(dtype)
     x = torch.randn(args.batch, init[0], device="cuda").to(dtype)
-    g = torch.randn(args.batch, models["A"](x).shape[-1], device="cuda").to(dtype)
+    g = torch.randn(models["A"](x).shape, device="cuda").to(dtype)  # (the output's shape: reductions drop dims)
     times = {label: ([], []) for label in models}
     for _ in range(args.rounds):
         for label, model in models.items():
