@@ -325,6 +325,23 @@ def test_groupnorm_backward_is_one_pass_for_groups_within_a_warp(gw, precision):
     assert ("gsums = fresh({fg::gn_backward_partial_doubles" in fusegen.render_binding(p)) == one_pass
 
 
+def test_groupnorm_backward_blocks_follow_the_statistics_type():
+    """The one-pass GroupNorm backward is compiled for 4 blocks an SM where its statistics are fp32 (bf16, fp16,
+    autocast, tf32: 64 registers, no spills) and 2 in float64 (3xtf32, fp32: 3 spill and ran slower), and the
+    rendered kernel's launch bounds say so."""
+    cases = {"bfloat16": dict(dtype="bfloat16"), "float16": dict(dtype="float16"),
+             "autocast": dict(autocast="bfloat16"), "tf32": dict(precision="tf32"), "3xtf32": {},
+             "fp32": dict(precision="fp32")}
+    for label, kw in cases.items():
+        for arch in ((9, 0), (8, 0)):
+            p = fusegen.plan(fusegen.Spec(8192, 8192, 512, **kw), arch=arch)
+            want = 4 if p.statistics.name == "float32" else 2
+            assert p.gn_backward_blocks == want, (label, arch, p.statistics.name)
+            assert f"constexpr int ONE_MIN_BLOCKS = {want};" in fusegen.render_cuda(p), (label, arch)
+    assert fusegen.plan(fusegen.Spec(8192, 8192, 512, dtype="bfloat16"), arch=(9, 0)).gn_backward_blocks == 4
+    assert fusegen.plan(fusegen.Spec(8192, 8192, 512), arch=(9, 0)).gn_backward_blocks == 2
+
+
 def test_groupnorm_statistics_type_follows_the_operands():
     """16-bit operands (bf16, fp16, autocast): the statistics and the backward projection in fp32, as PyTorch's
     16-bit GroupNorm; fp32 layers in double (their backward projection needs it). Storage stays float64."""
