@@ -88,6 +88,15 @@ VARIANTS = {
                            [("constexpr int ONE_MIN_BLOCKS = 4;", f"constexpr int ONE_MIN_BLOCKS = {b};"),
                             ("constexpr int ONE_ROWS_IN_FLIGHT = 2;", "constexpr int ONE_ROWS_IN_FLIGHT = 1;")])
        for b in (4, 5, 6)},
+    # the 16-bit engine's output stage for the persistent GEMMs' bulk stores: rows a pass (a buffer; two a
+    # consumer warpgroup), and the ring's stages that make room for bigger ones (4 stages leave 64 rows in bf16)
+    "out_rows_32": ("nothing: the output stage 32 rows a pass (4 stages)",
+                    [("out_stage_rows(8192 / OUT_ROW_BYTES", "out_stage_rows(4096 / OUT_ROW_BYTES")]),
+    "stages_3": ("nothing: 3 ring stages (the output stage as before: 64 rows a pass)",
+                 [("static constexpr int STAGES = 4;", "static constexpr int STAGES = 3;")]),
+    "stages_3_out_rows_128": ("nothing: 3 ring stages and the output stage 128 rows a pass (a 256-row tile in two)",
+                              [("static constexpr int STAGES = 4;", "static constexpr int STAGES = 3;"),
+                               ("out_stage_rows(8192 / OUT_ROW_BYTES", "out_stage_rows(16384 / OUT_ROW_BYTES")]),
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])
