@@ -2,6 +2,7 @@
 dz_lo_readers(), scratch_floats()) compiled with a small driver and asked about a grid of sizes, checked against
 the rules the planner documents, and dz_lo_readers (the binding allocates dz_lo by it) against the engines that
 read dz_lo. No GPU is needed: without one, the SM count falls back to 132."""
+import dataclasses
 import itertools
 import pathlib
 import shutil
@@ -213,3 +214,34 @@ def test_persistent_forward_where_the_epilogue_keeps_to_registers():
         assert launches == (1 if want else 0), (label, launches)
         if p.wgmma:  # the split forward's one-tile-a-block kernel stays beside it
             assert "launch_wgmma<true>(wgmma_forward_kernel, sc.split" in source, label
+
+
+def test_forward_stages_its_16_bit_outputs_where_persistent():
+    """The persistent forward's fragment GroupNorm writes 16-bit out and z through the output stage (stmatrix, bulk
+    tensor stores: Plan.forward_staged_stores) and keeps its fragment stores where an output or the elements are
+    fp32 (3xtf32, tf32, autocast's fp32 tensors) or the forward is not the persistent fragment case; the rendered
+    launcher then passes the kernel its stores' maps and falls back to one tile a block where the copy engine
+    cannot write out or z."""
+    models = pathlib.Path(__file__).parent / "models"
+    wgmma = fusegen.WGMMA_ARCH
+    cases = {
+        "bf16 fragment": (fusegen.Spec(8192, 8192, 512, dtype="bfloat16"), {}, True),
+        "fp16 fragment": (fusegen.Spec(1000, 264, 33, dtype="float16"), {}, True),
+        "3xtf32 fragment": (fusegen.Spec(8192, 8192, 512), {}, False),
+        "tf32 fragment": (fusegen.Spec(8192, 8192, 512, precision="tf32"), {}, False),
+        "autocast bf16": (fusegen.Spec(8192, 8192, 512, autocast="bfloat16"), {}, False),
+        "bf16 none": (model_spec(models / "relu_scale.py")[0], {"dtype": "bfloat16"}, False),
+        "bf16 two-stage": (fusegen.Spec(8192, 8192, 2, dtype="bfloat16"), {}, False),
+        "bf16 sm_80": (fusegen.Spec(8192, 8192, 512, dtype="bfloat16"), {"arch": (8, 0)}, False),
+    }
+    for label, (spec, kw, want) in cases.items():
+        if "dtype" in kw:
+            spec = dataclasses.replace(spec, dtype=kw.pop("dtype"))
+        p = fusegen.plan(spec, fixed_sizes=False, **{"arch": wgmma, **kw})
+        assert p.forward_staged_stores == want, (label, p.group_strategy, p.element.name, p.output.name)
+        source = fusegen.render_cuda(p)
+        assert source.count("err = forward_maps(&maps, a, &staged);") == (1 if want else 0), label
+        assert ("const __grid_constant__ ForwardMaps maps" in source) == want, label
+        if want:  # the fallback where the copy engine cannot write out or z
+            assert "launch_wgmma<true>(wgmma_forward_kernel, sc.split" in source, label
+

@@ -473,6 +473,15 @@ class Plan:
                 and self.group_strategy not in (TILE_LOCAL, TWO_STAGE))
 
     @property
+    def forward_staged_stores(self) -> bool:
+        """The persistent forward's GroupNorm on the fragments writes its 16-bit out and z through the consumers'
+        output buffers (stmatrix) and bulk tensor stores, a pass of rows at a time, where the copy engine can write
+        them: from the fragments a warp store writes 2-byte pieces of 4 rows. fp32 outputs keep the fragment stores
+        (staged by per-value stores in session 38 they ran no faster)."""
+        return (self.persistent_forward and self.group_strategy == FRAGMENT
+                and self.element.bytes == self.operand.bytes == self.output.bytes == 2)
+
+    @property
     def wgmma_template(self) -> str:
         """The wgmma engine's template (templates/engines/mainloop_<this>.cuh.j2): TF32 for fp32 operands, k16
         for bf16 / fp16 ones; both give the same accumulator fragment."""
