@@ -2483,15 +2483,16 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
 // In the wgmma accumulator layout lane 4g + t of warp w holds, for each of its rows, channels 16 w + g and
 // 16 w + g + 8. A power-of-two group of GW <= 16 channels of one row therefore lives in SPAN lanes 4 apart
 // (the same t), VPT values each: its statistics are register adds plus shuffles (two-pass, in stat_t); z
-// and the output are written once, straight from registers (8 lanes cover 32 consecutive bytes of a row).
+// and the output are written once, straight from registers (8 lanes cover 32 consecutive bytes of a row), or
+// STAGED.
 // Rows go ROWS_IN_FLIGHT at a time, each step of the statistics for all of them before the next: one row's
 // statistics are a long dependent chain (shuffles, the mean, the variance, rstd), and a tile's epilogue walked
 // row by row was latency-bound (the forward at 256 x 128 tiles: 135 us of a 320 us kernel whose mainloop alone
 // takes 185; benchmarks/wgmma_layout_bench.py).
 // STAGED (the persistent forward of 16-bit out and z, launched so where the copy engine can write them;
-// Plan.forward_staged_stores): out and z go through the consumer warpgroup's two output buffers (out's, z's) by
-// stmatrix and out by bulk tensor stores, OUT_STAGE_ROWS rows a pass. From the fragments a warp store writes 2-byte
-// pieces of 4 rows: 256 store instructions a thread a 256-row tile, against 32 stmatrix here. The forward kernel
+// Plan.forward_staged_stores): out and z go by stmatrix into the consumer warpgroup's two output buffers (out's,
+// z's), OUT_STAGE_ROWS rows a pass, and from there by bulk tensor stores. From the fragments a warp store writes
+// 2-byte pieces of 4 rows: 256 store instructions a thread a 256-row tile, against 32 stmatrix here. The forward kernel
 // at the headline, H200: bf16 211.7 -> 196.9 us, fp16 216.5 -> 203.0, the same bit for bit
 // (benchmarks/verify_session40c.sh). Staged by per-value shared-memory stores instead (session 38), the instruction
 // count stayed and so did the time.
@@ -2550,7 +2551,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
   }
   const int G = N / GW;
   const bool first = ((threadIdx.x % 32) / 4) % SPAN == 0;  // the group's first lane writes its statistics
-  float bias[E::ACC_N], gamma[E::ACC_N], beta[E::ACC_N];  // the lane's columns' parameters, loaded once for all its rows
+  float bias[E::ACC_N], gamma[E::ACC_N], beta[E::ACC_N];  // its columns' parameters, once for all rows
 #pragma unroll
   for (int j = 0; j < E::ACC_N; ++j) {
     const int col = n0 + E::col(j);
