@@ -355,30 +355,22 @@ template <> __device__ __forceinline__ __half to_type<__half>(float v) { return 
 // ops after it that run in its type: StagePlan.rounds). Identities for float32.
 __device__ __forceinline__ float as_elem(float v) { return to_f32(to_elem(v)); }
 __device__ __forceinline__ float as_op(float v) { return to_f32(to_op(v)); }
-// K neighbours as one access: 16 bytes for 8 half types or 4 float32 (p aligned to K elements; K a power of 2).
-template <typename T, int K>
-struct alignas(K * sizeof(T)) Vec {
-  T v[K];
-};
 // Two neighbours in one load (p aligned to two elements).
 template <typename T>
 __device__ __forceinline__ void load_pair(const T* p, float& a, float& b) {
-  const Vec<T, 2> pair = *reinterpret_cast<const Vec<T, 2>*>(p);
+  struct alignas(2 * sizeof(T)) Pair { T v[2]; };
+  const Pair pair = *reinterpret_cast<const Pair*>(p);
   a = to_f32(pair.v[0]);
   b = to_f32(pair.v[1]);
 }
-// K neighbours in one store (p aligned to K elements): 8 bytes for two float32, 4 for two of the half types.
-template <typename T, int K>
-__device__ __forceinline__ void store_vec(T* p, const float (&v)[K]) {
-  Vec<T, K> out;
-#pragma unroll
-  for (int e = 0; e < K; ++e) out.v[e] = to_type<T>(v[e]);
-  *reinterpret_cast<Vec<T, K>*>(p) = out;
-}
+// Two neighbours in one store (p aligned to two elements): 8 bytes for float32, 4 for the half types.
 template <typename T>
 __device__ __forceinline__ void store_pair(T* p, float a, float b) {
-  const float v[2] = {a, b};
-  store_vec(p, v);
+  struct alignas(2 * sizeof(T)) Pair { T v[2]; };
+  Pair pair;
+  pair.v[0] = to_type<T>(a);
+  pair.v[1] = to_type<T>(b);
+  *reinterpret_cast<Pair*>(p) = pair;
 }
 #endif
 }  // namespace fg
@@ -2751,20 +2743,16 @@ struct BackwardArgs {
 // Replaces two passes (the per-group kernel, then the per-column one re-reading z, grad_out and dz). Its sums and
 // projection are in stat_t (double for fp32 layers, as the two-pass kernels; fp32 for 16-bit ones: the planner's
 // reason), the partials in double. It is bound by its arithmetic and shuffles more than by its bytes (perf notes
-// v0.15). A thread's channels are one vector access of z, grad_out and dz a row (Plan.gn_backward_channels): with
-// fp32 statistics 16 bytes, so that enough bytes are in flight; fewer shuffles and statistics' loads per element.
-constexpr int ONE_CH = 2;   // adjacent channels a thread
+// v0.15): two channels a thread halve the shuffles and the statistics' loads and conversions per element.
+constexpr int ONE_CH = GW >= 2 ? 2 : 1;                 // adjacent channels a thread
 constexpr int ONE_GROUP_LANES = GW / ONE_CH;            // lanes sharing a group
-constexpr int ONE_LANES = 32, ONE_COLS = ONE_LANES * ONE_CH, ONE_ROW_LANES = ROW_THREADS / ONE_LANES;
+constexpr int ONE_COLS = 64, ONE_LANES = ONE_COLS / ONE_CH, ONE_ROW_LANES = ROW_THREADS / ONE_LANES;
 constexpr int ONE_ROWS_IN_FLIGHT = 2;  // rows a thread loads at once (and the next ones while these are computed)
 // Blocks an SM it is compiled for (its register cap; Plan.gn_backward_blocks): latency-bound, it wants warps
 constexpr int ONE_MIN_BLOCKS = 2;
-constexpr int ONE_WAVES = 1;  // waves of blocks the launcher's chunks of rows make
 constexpr int BWD_SUMS = 3 + NCHAN;    // 0 gamma, 1 beta, 2 the Linear's bias, 3 + k the stages' parameter k
-using ZVec = Vec<z_t, ONE_CH>;          // a thread's channels of one row, as loaded
-using GradVec = Vec<out_t, ONE_CH>;
-static_assert(GW <= 32 && 32 % GW == 0 && GW % ONE_CH == 0, "one pass: a group within a warp, whole in its lanes");
-static_assert(ROW_THREADS % ONE_LANES == 0, "a warp covers consecutive channels of one row");
+static_assert(GW <= 32 && 32 % GW == 0, "one pass: a group within a warp");
+static_assert(ONE_LANES % 32 == 0 && ROW_THREADS % ONE_LANES == 0, "a warp covers consecutive channels of one row");
 
 __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     gn_backward_one_pass_kernel(BackwardArgs a, double* partials, int rows_per_chunk) {
@@ -2780,8 +2768,6 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     gamma[e] = gn_gamma(a.gamma, c + e);
     beta[e] = gn_beta(a.beta, c + e);
   }
-  // grad_out as vectors where its rows are contiguous and aligned (an expanded or transposed grad: one by one)
-  const bool grad_vec = a.sg1 == 1 && a.sg0 % CH == 0 && reinterpret_cast<uintptr_t>(a.grad_out) % sizeof(GradVec) == 0;
   const long long first = (long long)blockIdx.y * rows_per_chunk;
   const long long end = min((long long)a.M, first + rows_per_chunk);
   stat_t sums[CH][BWD_SUMS];
@@ -2789,11 +2775,10 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
   for (int e = 0; e < CH; ++e)
 #pragma unroll
     for (int k = 0; k < BWD_SUMS; ++k) sums[e][k] = 0;
-  // A batch of R rows per row lane, kept as loaded (16-bit values: half the registers): their loads issued
-  // together, and the next batch's issued before this one's shuffles and stores.
+  // A batch of R rows per row lane: their loads issued together, and the next batch's issued before this one's
+  // shuffles and stores.
   struct Batch {
-    ZVec z[R];
-    GradVec grad[R];
+    float z[R][CH], grad[R][CH];
     stat_t mean[R], rstd[R];
   };
   const auto load_batch = [&](long long r0, Batch& b) {
@@ -2803,21 +2788,14 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
       const bool on = live && row < end;
       b.mean[i] = on ? (stat_t)a.mean[row * G + g] : stat_t(0);  // (the forward's stat_t values, exactly)
       b.rstd[i] = on ? (stat_t)a.rstd[row * G + g] : stat_t(0);
-      if (on) {
-        b.z[i] = *reinterpret_cast<const ZVec*>(a.z + row * N + c);
-        if (grad_vec) {
-          b.grad[i] = *reinterpret_cast<const GradVec*>(a.grad_out + row * a.sg0 + c);
-        } else {
-#pragma unroll
-          for (int e = 0; e < CH; ++e) b.grad[i].v[e] = a.grad_out[row * a.sg0 + (c + e) * a.sg1];
-        }
+      if (CH == 2 && on) {
+        load_pair(a.z + row * N + c, b.z[i][0], b.z[i][CH - 1]);
       } else {
 #pragma unroll
-        for (int e = 0; e < CH; ++e) {
-          b.z[i].v[e] = to_type<z_t>(0.f);
-          b.grad[i].v[e] = to_type<out_t>(0.f);
-        }
+        for (int e = 0; e < CH; ++e) b.z[i][e] = on ? to_f32(a.z[row * N + c + e]) : 0.f;
       }
+#pragma unroll
+      for (int e = 0; e < CH; ++e) b.grad[i][e] = on ? to_f32(a.grad_out[row * a.sg0 + (c + e) * a.sg1]) : 0.f;
     }
   };
   constexpr int STEP = R * ONE_ROW_LANES;
@@ -2825,7 +2803,7 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
   load_batch(first + ty, cur);
   for (long long r0 = first + ty; r0 < end; r0 += STEP) {
     load_batch(r0 + STEP, next);
-    float dp[R][CH][NCHAN > 0 ? NCHAN : 1];
+    float dy[R][CH], dp[R][CH][NCHAN > 0 ? NCHAN : 1];
     stat_t s1[R], s2[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) {
@@ -2837,11 +2815,11 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
 #pragma unroll
         for (int k = 0; k < NCHAN; ++k) dp[i][e][k] = 0.f;
         // the forward's statistics rounded to fp32 decide the kinks, as in gn_backward_rows_kernel
-        const float u = pre_fwd(to_f32(cur.z[i].v[e]), row, c + e, a.st);
-        const float dy = post_bwd(to_f32(cur.grad[i].v[e]),
-                                  gn_affine(gn_xhat(u, (float)cur.mean[i], (float)cur.rstd[i]), gamma[e], beta[e]),
-                                  row, c + e, a.st, dp[i][e]);
-        const stat_t dxhat = (stat_t)dy * gamma[e];
+        const float u = pre_fwd(cur.z[i][e], row, c + e, a.st);
+        dy[i][e] = post_bwd(cur.grad[i][e],
+                            gn_affine(gn_xhat(u, (float)cur.mean[i], (float)cur.rstd[i]), gamma[e], beta[e]), row,
+                            c + e, a.st, dp[i][e]);
+        const stat_t dxhat = (stat_t)dy[i][e] * gamma[e];
         s1[i] += dxhat;
         s2[i] = fma(dxhat, ((stat_t)u - cur.mean[i]) * cur.rstd[i], s2[i]);
       }
@@ -2858,24 +2836,24 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
       float dz[CH], dz_lo[CH];
 #pragma unroll
       for (int e = 0; e < CH; ++e) {
-        // u and dy recomputed as above (fewer registers held across the shuffles; the parameters' shares taken once)
-        const float zv = to_f32(cur.z[i].v[e]), u = pre_fwd(zv, (int)row, c + e, a.st);
-        float unused[NCHAN > 0 ? NCHAN : 1];
-        const float dy = post_bwd(to_f32(cur.grad[i].v[e]),
-                                  gn_affine(gn_xhat(u, (float)cur.mean[i], (float)cur.rstd[i]), gamma[e], beta[e]),
-                                  (int)row, c + e, a.st, unused);
-        const stat_t xhat_d = ((stat_t)u - cur.mean[i]) * cur.rstd[i];
-        const stat_t du = cur.rstd[i] * ((stat_t)dy * gamma[e] - s1[i] - xhat_d * s2[i]);
+        const float zv = cur.z[i][e];
+        const stat_t xhat_d = ((stat_t)pre_fwd(zv, (int)row, c + e, a.st) - cur.mean[i]) * cur.rstd[i];  // (recomputed)
+        const stat_t du = cur.rstd[i] * ((stat_t)dy[i][e] * gamma[e] - s1[i] - xhat_d * s2[i]);
         dz[e] = as_op((float)du);
         dz_lo[e] = (float)(du - (stat_t)(float)du);
-        sums[e][0] = fma((stat_t)dy, xhat_d, sums[e][0]);
-        sums[e][1] += dy;
+        sums[e][0] = fma((stat_t)dy[i][e], xhat_d, sums[e][0]);
+        sums[e][1] += dy[i][e];
         sums[e][2] += dz[e];  // the bias's gradient sums dz as the GEMMs read it
 #pragma unroll
         for (int k = 0; k < NCHAN; ++k) sums[e][3 + k] += dp[i][e][k];
       }
-      store_vec(a.dz + row * N + c, dz);
-      if (a.dz_lo) store_vec(a.dz_lo + row * N + c, dz_lo);
+      if (CH == 2) {
+        store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);
+        if (a.dz_lo) store_pair(a.dz_lo + row * N + c, dz_lo[0], dz_lo[CH - 1]);
+      } else {
+        a.dz[row * N + c] = to_op(dz[0]);
+        if (a.dz_lo) a.dz_lo[row * N + c] = to_op(dz_lo[0]);
+      }
     }
     cur = next;
   }
@@ -3578,14 +3556,12 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
   return last_error();
 }
 
-// Chunks of rows the one-pass GroupNorm backward splits the batch into: one wave of blocks (ONE_WAVES: the SMs
-// times the blocks an SM holds), each thread then walking many rows with the next ones' loads in flight (a grid of
-// several waves of short walks left each thread's load latency exposed once a row); at least ONE_ROW_LANES rows a
-// chunk; 0 when M == 0.
+// Chunks of rows the one-pass GroupNorm backward splits the batch into: about 2^18 threads in all (a full wave of
+// a large GPU, so the loads of many rows are in flight), at least ONE_ROW_LANES rows a chunk; 0 when M == 0.
 int gn_backward_chunks(int M, int N) {
   if (M <= 0) return 0;
   const long long blocks_wide = (N + ONE_COLS - 1) / ONE_COLS;
-  const long long want = std::max(1ll, (long long)ONE_WAVES * sm_count() * ONE_MIN_BLOCKS / blocks_wide);
+  const long long want = std::max(1ll, (1ll << 18) / (blocks_wide * ROW_THREADS));
   const long long most = std::min(65535ll, ((long long)M + ONE_ROW_LANES - 1) / ONE_ROW_LANES);
   const long long chunks = std::min(want, most), rows = (M + chunks - 1) / chunks;  // rows a chunk
   return (int)((M + rows - 1) / rows);
@@ -3603,9 +3579,6 @@ const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg
   for (int k = 0; k < NCHAN; ++k) a.dchan[k] = dchan[k];
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   // gsums: gn_backward_partial_doubles(M, N) doubles, the chunks' column sums
-  if (reinterpret_cast<uintptr_t>(z) % sizeof(ZVec) || reinterpret_cast<uintptr_t>(dz) % sizeof(ZVec) ||
-      reinterpret_cast<uintptr_t>(dz_lo) % sizeof(ZVec))
-    return "z, dz and dz_lo must be aligned to the GroupNorm backward's vectors (a thread's channels of a row)";
   const int chunks = gn_backward_chunks(M, N);
   if (chunks > 0) {
     const dim3 grid((unsigned)((N + ONE_COLS - 1) / ONE_COLS), (unsigned)chunks);
@@ -3756,30 +3729,22 @@ template <> __device__ __forceinline__ __half to_type<__half>(float v) { return 
 // ops after it that run in its type: StagePlan.rounds). Identities for float32.
 __device__ __forceinline__ float as_elem(float v) { return to_f32(to_elem(v)); }
 __device__ __forceinline__ float as_op(float v) { return to_f32(to_op(v)); }
-// K neighbours as one access: 16 bytes for 8 half types or 4 float32 (p aligned to K elements; K a power of 2).
-template <typename T, int K>
-struct alignas(K * sizeof(T)) Vec {
-  T v[K];
-};
 // Two neighbours in one load (p aligned to two elements).
 template <typename T>
 __device__ __forceinline__ void load_pair(const T* p, float& a, float& b) {
-  const Vec<T, 2> pair = *reinterpret_cast<const Vec<T, 2>*>(p);
+  struct alignas(2 * sizeof(T)) Pair { T v[2]; };
+  const Pair pair = *reinterpret_cast<const Pair*>(p);
   a = to_f32(pair.v[0]);
   b = to_f32(pair.v[1]);
 }
-// K neighbours in one store (p aligned to K elements): 8 bytes for two float32, 4 for two of the half types.
-template <typename T, int K>
-__device__ __forceinline__ void store_vec(T* p, const float (&v)[K]) {
-  Vec<T, K> out;
-#pragma unroll
-  for (int e = 0; e < K; ++e) out.v[e] = to_type<T>(v[e]);
-  *reinterpret_cast<Vec<T, K>*>(p) = out;
-}
+// Two neighbours in one store (p aligned to two elements): 8 bytes for float32, 4 for the half types.
 template <typename T>
 __device__ __forceinline__ void store_pair(T* p, float a, float b) {
-  const float v[2] = {a, b};
-  store_vec(p, v);
+  struct alignas(2 * sizeof(T)) Pair { T v[2]; };
+  Pair pair;
+  pair.v[0] = to_type<T>(a);
+  pair.v[1] = to_type<T>(b);
+  *reinterpret_cast<Pair*>(p) = pair;
 }
 #endif
 }  // namespace fg

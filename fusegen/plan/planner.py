@@ -303,17 +303,7 @@ class Plan:
         flight a thread) against 2 (102 registers, four rows): bf16 headline 43.4 -> 34.9 us, tf32 45.6 -> 41.8
         (H100; 3 blocks with 2-4 rows 36.8-37.7 and 45.0-45.7). float64 statistics keep 2: at 3 they spill (3xtf32
         47.4 -> 53.3 us). tests/gpu-results/h100-2026-11-28-s39, runs 1 and 3."""
-        return 3 if self.statistics == FLOAT32 else 2
-
-    @property
-    def gn_backward_channels(self) -> int:
-        """Adjacent channels a thread of the one-pass GroupNorm backward owns (of one group: at most its width).
-        With fp32 statistics, 16 bytes of z: one vector load each of z, grad_out and dz a row, where two channels
-        (4 bytes in 16 bits) left the kernel with too few bytes in flight to near the card's bandwidth (H200 bf16
-        headline: 34 us against its bytes' ~11). float64 statistics keep 2: their sums take twice the registers."""
-        if self.statistics != FLOAT32:
-            return min(2, self.group_width)
-        return min(4, self.group_width)
+        return 4 if self.statistics == FLOAT32 else 2
 
     @property
     def stats_only_for_backward(self) -> bool:
