@@ -88,6 +88,24 @@ VARIANTS = {
                            [("constexpr int ONE_MIN_BLOCKS = 4;", f"constexpr int ONE_MIN_BLOCKS = {b};"),
                             ("constexpr int ONE_ROWS_IN_FLIGHT = 2;", "constexpr int ONE_ROWS_IN_FLIGHT = 1;")])
        for b in (4, 5, 6)},
+    # the one-pass GroupNorm backward piece by piece (session 41: its time, ~32-34 us on the H200, moved with none of
+    # its geometry: vector width, blocks an SM, rows at once, waves; tests/gpu-results/h200-2026-11-28-s41)
+    "gn_bwd_no_shuffle": ("the one-pass GroupNorm backward's shuffles (each lane's own sums: dz wrong)",
+                          [("      s1[i] = subwarp_sum<ONE_GROUP_LANES>(s1[i]) / GW;\n"
+                            "      s2[i] = subwarp_sum<ONE_GROUP_LANES>(s2[i]) / GW;\n",
+                            "      s1[i] /= GW;\n      s2[i] /= GW;\n")]),
+    "gn_bwd_no_stats_load": ("the one-pass GroupNorm backward's loads of mean and rstd (8 MB; constants instead)",
+                             [("b.mean[i] = on ? (stat_t)a.mean[row * G + g] : stat_t(0);",
+                               "b.mean[i] = on ? stat_t(0.25) : stat_t(0);"),
+                              ("b.rstd[i] = on ? (stat_t)a.rstd[row * G + g] : stat_t(0);",
+                               "b.rstd[i] = on ? stat_t(1.5) : stat_t(0);")]),
+    "gn_bwd_no_grad_load": ("the one-pass GroupNorm backward's loads of grad_out (z read as the gradient too)",
+                            [("for (int e = 0; e < CH; ++e) b.grad[i][e] = on ? to_f32(a.grad_out[row * a.sg0 + "
+                              "(c + e) * a.sg1]) : 0.f;",
+                              "for (int e = 0; e < CH; ++e) b.grad[i][e] = b.z[i][e];")]),
+    "gn_bwd_no_dz_store": ("the one-pass GroupNorm backward's stores of dz (its arithmetic kept: the bias sums it)",
+                           [("        store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);",
+                             "        if (row < 0) store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);")]),
     # the 16-bit engine's output stage for the persistent GEMMs' bulk stores: rows a pass (a buffer; two a
     # consumer warpgroup), and the ring's stages that make room for bigger ones (4 stages leave 64 rows in bf16)
     "out_rows_32": ("nothing: the output stage 32 rows a pass (4 stages)",

@@ -1,7 +1,8 @@
 """Where a forward+backward step's time goes besides our kernels: the same step timed three ways, for fusegen and
 its peers in one run.
 
-    device: PYTHONPATH=. python3 benchmarks/step_gaps.py [--dtypes bfloat16,float16] [--compile max-autotune-no-cudagraphs]
+    device: PYTHONPATH=. python3 benchmarks/step_gaps.py [--dtypes bfloat16,float16] [--rounds 3]
+            [--compile max-autotune-no-cudagraphs]
 
 - "accumulating": model(x).backward(g) back to back with the gradients kept (dtype_bench's step): from the second
   step on, autograd adds each new gradient into .grad (an extra read-read-write pass over W's gradient: 400 MB in
@@ -119,6 +120,22 @@ def split_calls(starts, gpu):
     return tuple(sorted(r[j] for r in rows)[len(rows) // 2] for j in range(3))
 
 
+def steps(model, x, g):
+    """The three calls timed: a no_grad forward, a step whose gradients accumulate, a step with fresh gradients."""
+    def forward():
+        with torch.no_grad():
+            model(x)
+
+    def accumulating():
+        model(x).backward(g)
+
+    def fresh():
+        model.zero_grad(set_to_none=True)
+        x.grad = None
+        model(x).backward(g)
+    return forward, accumulating, fresh
+
+
 def parse_mode(word):
     """'bfloat16' or 'float32:tf32' -> (label, Spec keyword arguments)."""
     dtype, _, precision = word.partition(":")
@@ -138,6 +155,9 @@ def main():
     ap.add_argument("--breakdown", action="store_true",
                     help="also split one synchronized call (forward; fresh-grads step) into host lead, GPU idle "
                          "between kernels and kernel time")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time every layer this many times in turn, reporting medians (fp16 timed after bf16 in one "
+                         "round runs on a card that has been busy longer)")
     ap.add_argument("--compile", default="", help="also torch.compile in this mode (e.g. max-autotune-no-cudagraphs)")
     args = ap.parse_args()
     k, n, groups = (int(v) for v in args.init.split(","))
@@ -151,7 +171,7 @@ def main():
     failed = _build_all(list(paths.values()), len(paths))
     if failed:
         raise SystemExit(f"builds failed: {failed}")
-    rows, splits = [], []
+    layers = []  # (mode, layer name, model, x, g): every mode's layers alive at once, so that rounds can alternate
     for d, kw in modes.items():
         dt = getattr(torch, kw["dtype"])
         torch.manual_seed(0)
@@ -164,36 +184,36 @@ def main():
         gen = torch.Generator(device="cuda").manual_seed(1)
         x = torch.randn(m, k, device="cuda", generator=gen).to(dt).requires_grad_()
         g = torch.randn(m, n, device="cuda", generator=gen).to(dt)
-        for name, model in models.items():
-            def accumulating():
-                model(x).backward(g)
-
-            def fresh():
-                model.zero_grad(set_to_none=True)
-                x.grad = None
-                model(x).backward(g)
-
-            def forward():
-                with torch.no_grad():
-                    model(x)
-            fwd = time_ms(forward, args.reps, inner=args.inner)
-            acc = time_ms(accumulating, args.reps, inner=args.inner)
-            fr = time_ms(fresh, args.reps, inner=args.inner)
-            busy = kernel_us(fresh) / 1e3
-            rows.append((d, name, fwd, acc, fr, busy))
-            if args.breakdown:
-                show = args.timeline and name == "fusegen"
-                for call, fn in (("forward", forward), ("fresh step", fresh), ("acc. step", accumulating)):
-                    if show:
-                        print(f"{d} {name}: one synchronized {call} (us: start, duration after the host's start)")
-                    splits.append((d, name, call, time_ms(fn, args.reps)) + sync_call_breakdown(fn, show=show))
-            if args.timeline:
-                print(f"{d} {name}: host issues a fresh-grads step in {host_us(fresh):.1f} us, a forward in "
-                      f"{host_us(forward):.1f} us; three fresh steps (us: start, duration, idle before):")
-                print("\n".join(timeline(fresh)), flush=True)
-            print(f"{d} {name}: forward {fwd:.3f} ms, fwd+bwd accumulating {acc:.3f}, fresh grads {fr:.3f} "
-                  f"(kernels {busy:.3f})", flush=True)
-    print(f"\n{gpu}, batch {m}, {k} -> {n}, {groups} groups; medians of {args.reps} x {args.inner} calls (ms)")
+        layers += [(d, name, model, x, g) for name, model in models.items()]
+    # each round times every layer in turn (the card's clocks drift under sustained load: with one round the layers
+    # timed last run on the warmest card); the figures are medians over the rounds
+    timed = {(d, name): [] for d, name, *_ in layers}
+    for _ in range(args.rounds):
+        for d, name, model, x, g in layers:
+            forward, accumulating, fresh = steps(model, x, g)
+            timed[d, name].append((time_ms(forward, args.reps, inner=args.inner),
+                                   time_ms(accumulating, args.reps, inner=args.inner),
+                                   time_ms(fresh, args.reps, inner=args.inner)))
+    rows, splits = [], []
+    for d, name, model, x, g in layers:
+        forward, accumulating, fresh = steps(model, x, g)
+        fwd, acc, fr = (sorted(t[j] for t in timed[d, name])[len(timed[d, name]) // 2] for j in range(3))
+        busy = kernel_us(fresh) / 1e3
+        rows.append((d, name, fwd, acc, fr, busy))
+        if args.breakdown:
+            show = args.timeline and name == "fusegen"
+            for call, fn in (("forward", forward), ("fresh step", fresh), ("acc. step", accumulating)):
+                if show:
+                    print(f"{d} {name}: one synchronized {call} (us: start, duration after the host's start)")
+                splits.append((d, name, call, time_ms(fn, args.reps)) + sync_call_breakdown(fn, show=show))
+        if args.timeline:
+            print(f"{d} {name}: host issues a fresh-grads step in {host_us(fresh):.1f} us, a forward in "
+                  f"{host_us(forward):.1f} us; three fresh steps (us: start, duration, idle before):")
+            print("\n".join(timeline(fresh)), flush=True)
+        print(f"{d} {name}: forward {fwd:.3f} ms, fwd+bwd accumulating {acc:.3f}, fresh grads {fr:.3f} "
+              f"(kernels {busy:.3f})", flush=True)
+    print(f"\n{gpu}, batch {m}, {k} -> {n}, {groups} groups; medians of {args.reps} x {args.inner} calls (ms)"
+          + (f", medians over {args.rounds} rounds that alternate the layers" if args.rounds > 1 else ""))
     print(f"{'dtype':9} {'layer':38} {'forward':>8} {'fwd+bwd acc.':>13} {'fwd+bwd fresh':>14} {'kernels':>8}")
     for d, name, fwd, acc, fr, busy in rows:
         print(f"{d:9} {name:38} {fwd:8.3f} {acc:13.3f} {fr:14.3f} {busy:8.3f}")
