@@ -22,6 +22,17 @@ from fusegen.codegen import write_module  # noqa: E402
 from fusegen.tools.tune import _build_all, _import  # noqa: E402
 from kernel_times import step_kernel_times  # noqa: E402
 
+# the one-pass GroupNorm backward's pieces (the variants gn_bwd_no_* below)
+GN_NO_SHUFFLE = [("      s1[i] = subwarp_sum<ONE_GROUP_LANES>(s1[i]) / GW;\n"
+                  "      s2[i] = subwarp_sum<ONE_GROUP_LANES>(s2[i]) / GW;\n",
+                  "      s1[i] /= GW;\n      s2[i] /= GW;\n")]
+GN_NO_STATS_LOAD = [("b.mean[i] = on ? (stat_t)a.mean[row * G + g] : stat_t(0);",
+                     "b.mean[i] = on ? stat_t(0.25) : stat_t(0);"),
+                    ("b.rstd[i] = on ? (stat_t)a.rstd[row * G + g] : stat_t(0);",
+                     "b.rstd[i] = on ? stat_t(1.5) : stat_t(0);")]
+GN_NO_GRAD_LOAD = [("for (int e = 0; e < CH; ++e) b.grad[i][e] = on ? to_f32(a.grad_out[row * a.sg0 + "
+                    "(c + e) * a.sg1]) : 0.f;", "for (int e = 0; e < CH; ++e) b.grad[i][e] = b.z[i][e];")]
+
 # variant -> (what it leaves out, [(text in the module, its replacement)]); each text must occur
 VARIANTS = {
     "base": ("nothing", []),
@@ -90,22 +101,17 @@ VARIANTS = {
        for b in (4, 5, 6)},
     # the one-pass GroupNorm backward piece by piece (session 41: its time, ~32-34 us on the H200, moved with none of
     # its geometry: vector width, blocks an SM, rows at once, waves; tests/gpu-results/h200-2026-11-28-s41)
-    "gn_bwd_no_shuffle": ("the one-pass GroupNorm backward's shuffles (each lane's own sums: dz wrong)",
-                          [("      s1[i] = subwarp_sum<ONE_GROUP_LANES>(s1[i]) / GW;\n"
-                            "      s2[i] = subwarp_sum<ONE_GROUP_LANES>(s2[i]) / GW;\n",
-                            "      s1[i] /= GW;\n      s2[i] /= GW;\n")]),
+    "gn_bwd_no_shuffle": ("the one-pass GroupNorm backward's shuffles (each lane's own sums: dz wrong)", GN_NO_SHUFFLE),
     "gn_bwd_no_stats_load": ("the one-pass GroupNorm backward's loads of mean and rstd (8 MB; constants instead)",
-                             [("b.mean[i] = on ? (stat_t)a.mean[row * G + g] : stat_t(0);",
-                               "b.mean[i] = on ? stat_t(0.25) : stat_t(0);"),
-                              ("b.rstd[i] = on ? (stat_t)a.rstd[row * G + g] : stat_t(0);",
-                               "b.rstd[i] = on ? stat_t(1.5) : stat_t(0);")]),
+                             GN_NO_STATS_LOAD),
     "gn_bwd_no_grad_load": ("the one-pass GroupNorm backward's loads of grad_out (z read as the gradient too)",
-                            [("for (int e = 0; e < CH; ++e) b.grad[i][e] = on ? to_f32(a.grad_out[row * a.sg0 + "
-                              "(c + e) * a.sg1]) : 0.f;",
-                              "for (int e = 0; e < CH; ++e) b.grad[i][e] = b.z[i][e];")]),
+                            GN_NO_GRAD_LOAD),
     "gn_bwd_no_dz_store": ("the one-pass GroupNorm backward's stores of dz (its arithmetic kept: the bias sums it)",
                            [("        store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);",
                              "        if (row < 0) store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);")]),
+    "gn_bwd_z_and_dz_only": ("the one-pass GroupNorm backward's shuffles and its loads of the statistics and "
+                             "grad_out (z's loads, the arithmetic and dz's stores remain)",
+                             GN_NO_SHUFFLE + GN_NO_STATS_LOAD + GN_NO_GRAD_LOAD),
     # the 16-bit engine's output stage for the persistent GEMMs' bulk stores: rows a pass (a buffer; two a
     # consumer warpgroup), and the ring's stages that make room for bigger ones (4 stages leave 64 rows in bf16)
     "out_rows_32": ("nothing: the output stage 32 rows a pass (4 stages)",

@@ -10,7 +10,7 @@ set -uo pipefail
 source "$(dirname "$0")/device_lib.sh"  # $OUT, the environment, run NAME SECONDS COMMAND...
 run gaps 150 python3 benchmarks/step_gaps.py --dtypes float16,bfloat16 --rounds 3
 run gn_pieces 100 python3 benchmarks/epilogue_variants.py --dtype bfloat16 --variants \
-  base,gn_bwd_no_shuffle,gn_bwd_no_stats_load,gn_bwd_no_grad_load,gn_bwd_no_dz_store
+  base,gn_bwd_no_shuffle,gn_bwd_no_stats_load,gn_bwd_no_grad_load,gn_bwd_no_dz_store,gn_bwd_z_and_dz_only
 run chains 320 python3 -m pytest -q tests/test_gpu_dtypes.py -k random_chains
 cat "$OUT/table.txt"
 tail -n 6 "$OUT/gaps.txt"
