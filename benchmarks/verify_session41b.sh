@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (Ran on code since reverted: 498fec3 less its prefetch, with 8 channels a thread in 16 bits; its variants are not in
+# later epilogue_variants.py. Session 41, run 2.)
 # Session 41: the one-pass GroupNorm backward reads a thread's channels as one 16-byte vector (z, grad_out, dz;
 # Plan.gn_backward_channels: 8 in 16 bits, 4 in tf32), without the next rows' prefetch. A = the headline modules
 # before (HEAD), B = after (ab/, untracked).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Ran on 498fec3, since reverted; its gn_bwd_ch* variants are that commit's epilogue_variants.py. Session 41, run 3.)
 # Session 41, after run 2 (16-byte vectors without the prefetch: no gain; a grid of 2-3 waves of 4-row walks left a
 # load latency exposed each row). The one-pass GroupNorm backward now: a thread's channels one vector access a row
 # (Plan.gn_backward_channels), the next rows' loads in flight while these compute, and one wave of blocks, each
