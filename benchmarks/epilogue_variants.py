@@ -112,6 +112,34 @@ VARIANTS = {
     "gn_bwd_z_and_dz_only": ("the one-pass GroupNorm backward's shuffles and its loads of the statistics and "
                              "grad_out (z's loads, the arithmetic and dz's stores remain)",
                              GN_NO_SHUFFLE + GN_NO_STATS_LOAD + GN_NO_GRAD_LOAD),
+    # the one-pass GroupNorm backward's walk down the rows: chunks of rows (gn_backward_chunks asks for 2^18
+    # threads in all: at the headline 8 chunks of 128 rows, 16 rows a thread in two waves); 2^19 and 2^20 make the
+    # walks 8 and 4 rows (more partial sums for the combine), 2^17 32 rows in one wave (session 42: the kernel took
+    # the same ~33 us in bf16 as in tf32 with twice the bytes, so a thread's serial walk is the suspect)
+    **{f"gn_bwd_threads_2e{e}": (f"nothing: the one-pass GroupNorm backward's chunks sized for 2^{e} threads",
+                                 [("(1ll << 18) / (blocks_wide * ROW_THREADS)",
+                                   f"(1ll << {e}) / (blocks_wide * ROW_THREADS)")])
+       for e in (17, 19, 20)},
+    "gn_bwd_threads_2e20_z_and_dz_only": ("gn_bwd_z_and_dz_only's pieces, with chunks sized for 2^20 threads",
+                                          GN_NO_SHUFFLE + GN_NO_STATS_LOAD + GN_NO_GRAD_LOAD
+                                          + [("(1ll << 18) / (blocks_wide * ROW_THREADS)",
+                                              "(1ll << 20) / (blocks_wide * ROW_THREADS)")]),
+    # more rows in flight a thread (its loads are what it waits on: long scoreboard, session 38), fewer blocks an SM
+    # for the registers they take
+    **{f"gn_bwd_b{b}_r{r}": (f"nothing: the one-pass GroupNorm backward at {b} blocks an SM, {r} rows in flight",
+                             [("constexpr int ONE_MIN_BLOCKS = 4;", f"constexpr int ONE_MIN_BLOCKS = {b};"),
+                              ("constexpr int ONE_ROWS_IN_FLIGHT = 2;", f"constexpr int ONE_ROWS_IN_FLIGHT = {r};")])
+       for b, r in ((4, 4), (3, 4), (2, 4), (2, 8), (3, 3))},
+    # where z comes from: grad_out's buffer read as z (written by the harness long before, not by the step's
+    # forward just before), and z read with nothing written (z_and_dz_only without dz's stores)
+    "gn_bwd_z_from_grad": ("nothing but z's source: the one-pass GroupNorm backward reads grad_out as z",
+                           [("load_pair(a.z + row * N + c, b.z[i][0], b.z[i][CH - 1]);",
+                             "load_pair(reinterpret_cast<const z_t*>(a.grad_out) + row * N + c, b.z[i][0], "
+                             "b.z[i][CH - 1]);")]),
+    "gn_bwd_z_only": ("gn_bwd_z_and_dz_only's pieces and dz's stores (z's loads and the arithmetic remain)",
+                      GN_NO_SHUFFLE + GN_NO_STATS_LOAD + GN_NO_GRAD_LOAD
+                      + [("        store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);",
+                          "        if (row < 0) store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);")]),
     # the 16-bit engine's output stage for the persistent GEMMs' bulk stores: rows a pass (a buffer; two a
     # consumer warpgroup), and the ring's stages that make room for bigger ones (4 stages leave 64 rows in bf16)
     "out_rows_32": ("nothing: the output stage 32 rows a pass (4 stages)",
