@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Ran on 7cd1807, whose pair load was measured slower and reverted in the next commit: session 42, run 9.)
 # Session 42: the one-pass GroupNorm backward is issue-bound (Nsight Compute, run 8: issue slots 73% busy, ~91
 # SASS instructions an element; reading z alone took 19.4 of its ~34 us). grad_out's pair now comes in one load
 # where its rows are contiguous (before: two 2-byte loads at run-time strides, 64-bit index products each;

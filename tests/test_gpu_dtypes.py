@@ -295,43 +295,6 @@ RANDOM_SHAPES = 10
 RANDOM_CHAINS = 8
 
 
-@pytest.mark.parametrize("dtype", sorted(DTYPES))
-def test_grad_out_in_any_layout_gives_the_same_gradients(dtype, tmp_path):
-    """The GroupNorm backward reads grad_out's pairs in one load where its rows are contiguous and its pairs
-    aligned, one by one at run-time strides otherwise: the same values in any layout give the same gradients, bit
-    for bit (a padded row stride takes the pair path with rows not N apart; an odd stride or an odd offset, the
-    other)."""
-    batch, input_size, hidden, groups = 67, 256, 512, 32  # 16 channels a group: the one-pass kernel
-    arch = (9, 0) if torch.cuda.get_device_capability() == (9, 0) else (8, 0)
-    plan = fusegen.plan(fusegen.Spec(input_size, hidden, groups, dtype=dtype), fixed_sizes=False, arch=arch)
-    assert plan.gn_backward_one_pass
-    module = import_file(fusegen.write_module(plan, tmp_path), poison=True)
-    torch_dtype = DTYPES[dtype]
-    torch.manual_seed(0)
-    model = module.ModelNew(input_size, hidden, groups).cuda().to(torch_dtype)
-    gen = torch.Generator(device="cuda").manual_seed(3)
-    x = torch.randn(batch, input_size, device="cuda", generator=gen).to(torch_dtype)
-    g = torch.randn(batch, hidden, device="cuda", generator=gen).to(torch_dtype)
-
-    def within(rows, cols, offset=0):  # g's values in a (rows, cols) buffer from `offset` elements on
-        buffer = torch.full((rows * cols + offset,), float("nan"), device="cuda", dtype=torch_dtype)
-        return buffer[offset:].view(rows, cols)[:batch, :hidden].copy_(g)
-
-    def grads(grad_out):
-        model.zero_grad(set_to_none=True)
-        xg = x.clone().requires_grad_()
-        model(xg).backward(grad_out)
-        return [xg.grad] + [p.grad for p in model.parameters()]
-
-    dense = grads(g)
-    layouts = {"transposed": g.t().contiguous().t(), "padded rows": within(batch, hidden + 2),
-               "odd row stride": within(batch, hidden + 1), "odd offset": within(batch, hidden, offset=1)}
-    for name, grad_out in layouts.items():
-        assert all(torch.equal(a, b) for a, b in zip(grads(grad_out), dense)), name
-    row = g[:1].expand(batch, hidden)  # stride 0 down the batch
-    assert all(torch.equal(a, b) for a, b in zip(grads(row), grads(row.contiguous()))), "expanded"
-
-
 def _random_shapes(n, seed=15):
     """(batch, input, hidden, groups): group widths 3, 16 and 64 (one build each a dtype), sizes from one row to
     real use (half of them over 2^26 multiply-adds), inputs of any residue."""
