@@ -140,6 +140,19 @@ VARIANTS = {
                       GN_NO_SHUFFLE + GN_NO_STATS_LOAD + GN_NO_GRAD_LOAD
                       + [("        store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);",
                           "        if (row < 0) store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);")]),
+    # the one-pass kernel is issue-bound (Nsight Compute, session 42 run 8: issue slots 73% busy, ~91 instructions an
+    # element): its rows' 64-bit index arithmetic in 32 bits (right at the headline's 8.4M elements, not in general),
+    # and its column sums left out (dgamma, dbeta, dbias wrong)
+    "gn_bwd_int_rows": ("nothing at the headline: the one-pass GroupNorm backward's row indices in 32 bits",
+                        [("const long long row = r0 + (long long)i * ONE_ROW_LANES;",
+                          "const int row = (int)(r0 + i * ONE_ROW_LANES);"),
+                         ("a.grad_out[row * a.sg0 + (c + e) * a.sg1]",
+                          "a.grad_out[row * (int)a.sg0 + (c + e) * (int)a.sg1]")]),
+    "gn_bwd_no_col_sums": ("the one-pass GroupNorm backward's column sums (the parameters' gradients)",
+                           [("        sums[e][0] = fma((stat_t)dy[i][e], xhat_d, sums[e][0]);\n"
+                             "        sums[e][1] += dy[i][e];\n"
+                             "        sums[e][2] += dz[e];  // the bias's gradient sums dz as the GEMMs read it\n",
+                             "")]),
     # the 16-bit engine's output stage for the persistent GEMMs' bulk stores: rows a pass (a buffer; two a
     # consumer warpgroup), and the ring's stages that make room for bigger ones (4 stages leave 64 rows in bf16)
     "out_rows_32": ("nothing: the output stage 32 rows a pass (4 stages)",
