@@ -30,8 +30,8 @@ GN_NO_STATS_LOAD = [("b.mean[i] = on ? (stat_t)a.mean[row * G + g] : stat_t(0);"
                      "b.mean[i] = on ? stat_t(0.25) : stat_t(0);"),
                     ("b.rstd[i] = on ? (stat_t)a.rstd[row * G + g] : stat_t(0);",
                      "b.rstd[i] = on ? stat_t(1.5) : stat_t(0);")]
-GN_NO_GRAD_LOAD = [("for (int e = 0; e < CH; ++e) b.grad[i][e] = on ? to_f32(a.grad_out[row * a.sg0 + "
-                    "(c + e) * a.sg1]) : 0.f;", "for (int e = 0; e < CH; ++e) b.grad[i][e] = b.z[i][e];")]
+GN_NO_GRAD_LOAD = [("for (int e = 0; e < CH; ++e) b.grad[i][e] = on ? to_f32(a.grad_out[row * (Index)a.sg0 + "
+                    "(c + e) * (Index)a.sg1]) : 0.f;", "for (int e = 0; e < CH; ++e) b.grad[i][e] = b.z[i][e];")]
 
 # variant -> (what it leaves out, [(text in the module, its replacement)]); each text must occur
 VARIANTS = {
@@ -141,13 +141,8 @@ VARIANTS = {
                       + [("        store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);",
                           "        if (row < 0) store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);")]),
     # the one-pass kernel is issue-bound (Nsight Compute, session 42 run 8: issue slots 73% busy, ~91 instructions an
-    # element): its rows' 64-bit index arithmetic in 32 bits (right at the headline's 8.4M elements, not in general),
-    # and its column sums left out (dgamma, dbeta, dbias wrong)
-    "gn_bwd_int_rows": ("nothing at the headline: the one-pass GroupNorm backward's row indices in 32 bits",
-                        [("const long long row = r0 + (long long)i * ONE_ROW_LANES;",
-                          "const int row = (int)(r0 + i * ONE_ROW_LANES);"),
-                         ("a.grad_out[row * a.sg0 + (c + e) * a.sg1]",
-                          "a.grad_out[row * (int)a.sg0 + (c + e) * (int)a.sg1]")]),
+    # element): its column sums left out (dgamma, dbeta, dbias wrong). (Run 10's gn_bwd_int_rows, 32-bit row
+    # indices, is now the kernel's own form where the offsets fit: its Index template argument.)
     "gn_bwd_no_col_sums": ("the one-pass GroupNorm backward's column sums (the parameters' gradients)",
                            [("        sums[e][0] = fma((stat_t)dy[i][e], xhat_d, sums[e][0]);\n"
                              "        sums[e][1] += dy[i][e];\n"

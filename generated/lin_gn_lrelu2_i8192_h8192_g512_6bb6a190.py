@@ -2754,6 +2754,10 @@ constexpr int BWD_SUMS = 3 + NCHAN;    // 0 gamma, 1 beta, 2 the Linear's bias, 
 static_assert(GW <= 32 && 32 % GW == 0, "one pass: a group within a warp");
 static_assert(ONE_LANES % 32 == 0 && ROW_THREADS % ONE_LANES == 0, "a warp covers consecutive channels of one row");
 
+// Index: the type of a row's element offsets; int where every offset the kernel forms fits (the launcher decides
+// by the sizes and grad_out's strides): the loop is bound by its instruction issue (~91 a element, Nsight Compute)
+// and 64-bit index products cost it ~2 us at the headline (perf notes v0.42).
+template <typename Index>
 __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     gn_backward_one_pass_kernel(BackwardArgs a, double* partials, int rows_per_chunk) {
   constexpr int R = ONE_ROWS_IN_FLIGHT, CH = ONE_CH;
@@ -2784,7 +2788,7 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
   const auto load_batch = [&](long long r0, Batch& b) {
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const long long row = r0 + (long long)i * ONE_ROW_LANES;
+      const Index row = (Index)(r0 + i * ONE_ROW_LANES);
       const bool on = live && row < end;
       b.mean[i] = on ? (stat_t)a.mean[row * G + g] : stat_t(0);  // (the forward's stat_t values, exactly)
       b.rstd[i] = on ? (stat_t)a.rstd[row * G + g] : stat_t(0);
@@ -2795,7 +2799,7 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
         for (int e = 0; e < CH; ++e) b.z[i][e] = on ? to_f32(a.z[row * N + c + e]) : 0.f;
       }
 #pragma unroll
-      for (int e = 0; e < CH; ++e) b.grad[i][e] = on ? to_f32(a.grad_out[row * a.sg0 + (c + e) * a.sg1]) : 0.f;
+      for (int e = 0; e < CH; ++e) b.grad[i][e] = on ? to_f32(a.grad_out[row * (Index)a.sg0 + (c + e) * (Index)a.sg1]) : 0.f;
     }
   };
   constexpr int STEP = R * ONE_ROW_LANES;
@@ -2831,7 +2835,7 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     }
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const long long row = r0 + (long long)i * ONE_ROW_LANES;
+      const Index row = (Index)(r0 + i * ONE_ROW_LANES);
       if (!live || row >= end) continue;
       float dz[CH], dz_lo[CH];
 #pragma unroll
@@ -3582,7 +3586,12 @@ const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg
   const int chunks = gn_backward_chunks(M, N);
   if (chunks > 0) {
     const dim3 grid((unsigned)((N + ONE_COLS - 1) / ONE_COLS), (unsigned)chunks);
-    gn_backward_one_pass_kernel<<<grid, ROW_THREADS, 0, s>>>(a, gsums, (M + chunks - 1) / chunks);
+    // 32-bit offsets where z's and dz's (M x N) and grad_out's (its strides' extent) all fit
+    const bool int_offsets = (long long)M * N <= INT32_MAX && (M - 1) * sg0 + (N - 1) * sg1 <= INT32_MAX;
+    if (int_offsets)
+      gn_backward_one_pass_kernel<int><<<grid, ROW_THREADS, 0, s>>>(a, gsums, (M + chunks - 1) / chunks);
+    else
+      gn_backward_one_pass_kernel<long long><<<grid, ROW_THREADS, 0, s>>>(a, gsums, (M + chunks - 1) / chunks);
     if (const char* err = last_error()) return err;
   }
   gn_backward_combine_kernel<<<(N + ROW_THREADS - 1) / ROW_THREADS, ROW_THREADS, 0, s>>>(a, gsums, chunks);

@@ -295,6 +295,35 @@ RANDOM_SHAPES = 10
 RANDOM_CHAINS = 8
 
 
+def test_gradients_the_same_with_grad_out_offsets_past_32_bits(tmp_path):
+    """The one-pass GroupNorm backward forms its row offsets in 32 bits where every one fits, in 64 otherwise (the
+    launcher's choice by the sizes and grad_out's strides): a grad_out whose rows lie 2^30 elements apart (offsets
+    past 2^31; a 4 GB buffer) gives the dense grad_out's gradients bit for bit."""
+    batch, input_size, hidden, groups = 3, 256, 512, 32  # 16 channels a group: the one-pass kernel
+    arch = (9, 0) if torch.cuda.get_device_capability() == (9, 0) else (8, 0)
+    plan = fusegen.plan(fusegen.Spec(input_size, hidden, groups, dtype="bfloat16"), fixed_sizes=False, arch=arch)
+    assert plan.gn_backward_one_pass
+    module = import_file(fusegen.write_module(plan, tmp_path), poison=True)
+    torch.manual_seed(0)
+    model = module.ModelNew(input_size, hidden, groups).cuda().to(torch.bfloat16)
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    x = torch.randn(batch, input_size, device="cuda", generator=gen).to(torch.bfloat16)
+    g = torch.randn(batch, hidden, device="cuda", generator=gen).to(torch.bfloat16)
+
+    def grads(grad_out):
+        model.zero_grad(set_to_none=True)
+        xg = x.clone().requires_grad_()
+        model(xg).backward(grad_out)
+        return [xg.grad] + [p.grad for p in model.parameters()]
+
+    row_stride = (1 << 30) + hidden
+    assert (batch - 1) * row_stride > 2**31 - 1
+    buffer = torch.empty((batch - 1) * row_stride + hidden, device="cuda", dtype=torch.bfloat16)
+    far = buffer.as_strided((batch, hidden), (row_stride, 1)).copy_(g)
+    dense = grads(g)
+    assert all(torch.equal(a, b) for a, b in zip(grads(far), dense))
+
+
 def _random_shapes(n, seed=15):
     """(batch, input, hidden, groups): group widths 3, 16 and 64 (one build each a dtype), sizes from one row to
     real use (half of them over 2^26 multiply-adds), inputs of any residue."""
