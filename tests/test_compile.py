@@ -200,8 +200,9 @@ def test_cuda_source_compiles_without_spills(p, tmp_path):
     # the planes engine's forward and its two store kernels (dx, dW), and the two operand kernels that the wgmma
     # base of 18 counts
     extra += 5 if p.scaled_mma else 0
-    # the one-pass GroupNorm backward in two forms: 32-bit row offsets, and 64-bit past them
-    extra += 1 if p.gn_backward_one_pass else 0
+    # the one-pass GroupNorm backward in two forms, 32-bit row offsets and 64-bit past them, and with two channels
+    # a thread (groups of 2 or more) each again with grad_out's pairs in one load
+    extra += (3 if p.group_width >= 2 else 1) if p.gn_backward_one_pass else 0
     expected = {"simt": 8, "mma": 14, "wgmma": 18}[p.mainloop.split("_")[0]] + (p.group_strategy == TWO_STAGE) + extra
     arch_names = {"sm_90a"} if p.arch_flags else {"sm_80", "sm_90"}
     assert len(functions) == len(arch_names) * expected, (functions, stdout[-3000:])
