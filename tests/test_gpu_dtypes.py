@@ -324,6 +324,45 @@ def test_gradients_the_same_with_grad_out_offsets_past_32_bits(tmp_path):
     assert all(torch.equal(a, b) for a, b in zip(grads(far), dense))
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_gradients_the_same_for_any_grad_out_layout(dtype, tmp_path):
+    """The one-pass GroupNorm backward reads grad_out's two channels of a row in one load where its columns are
+    contiguous and its pairs aligned (the launcher's choice), one channel a load otherwise: grad_out transposed,
+    one element off its buffer's alignment, with an odd row stride, and expanded (stride 0) give the gradients of
+    the same values held dense, bit for bit."""
+    batch, input_size, hidden, groups = 300, 256, 512, 32  # 16 channels a group: the one-pass kernel
+    torch_dtype = getattr(torch, dtype)
+    arch = (9, 0) if torch.cuda.get_device_capability() == (9, 0) else (8, 0)
+    plan = fusegen.plan(fusegen.Spec(input_size, hidden, groups, dtype=dtype), fixed_sizes=False, arch=arch)
+    assert plan.gn_backward_one_pass
+    module = import_file(fusegen.write_module(plan, tmp_path), poison=True)
+    torch.manual_seed(0)
+    model = module.ModelNew(input_size, hidden, groups).cuda().to(torch_dtype)
+    gen = torch.Generator(device="cuda").manual_seed(4)
+    x = torch.randn(batch, input_size, device="cuda", generator=gen).to(torch_dtype)
+    g = torch.randn(batch, hidden, device="cuda", generator=gen).to(torch_dtype)
+
+    def grads(grad_out):
+        model.zero_grad(set_to_none=True)
+        xg = x.clone().requires_grad_()
+        model(xg).backward(grad_out)
+        return [xg.grad] + [p.grad for p in model.parameters()]
+
+    def same(a, b):
+        return all(torch.equal(u, v) for u, v in zip(a, b))
+
+    dense = grads(g)
+    transposed = g.t().contiguous().t()
+    misaligned = torch.empty(batch * hidden + 1, device="cuda", dtype=torch_dtype)[1:].view(batch, hidden).copy_(g)
+    odd_rows = torch.empty(batch * (hidden + 1), device="cuda", dtype=torch_dtype).as_strided(
+        (batch, hidden), (hidden + 1, 1)).copy_(g)
+    assert transposed.stride() == (1, batch) and misaligned.data_ptr() % (2 * g.element_size())
+    for name, layout in (("transposed", transposed), ("misaligned", misaligned), ("odd row stride", odd_rows)):
+        assert same(grads(layout), dense), name
+    row = g[:1].expand(batch, hidden)
+    assert same(grads(row), grads(row.contiguous())), "expanded"
+
+
 def _random_shapes(n, seed=15):
     """(batch, input, hidden, groups): group widths 3, 16 and 64 (one build each a dtype), sizes from one row to
     real use (half of them over 2^26 multiply-adds), inputs of any residue."""
