@@ -26,12 +26,16 @@ from kernel_times import step_kernel_times  # noqa: E402
 GN_NO_SHUFFLE = [("      s1[i] = subwarp_sum<ONE_GROUP_LANES>(s1[i]) / GW;\n"
                   "      s2[i] = subwarp_sum<ONE_GROUP_LANES>(s2[i]) / GW;\n",
                   "      s1[i] /= GW;\n      s2[i] /= GW;\n")]
-GN_NO_STATS_LOAD = [("b.mean[i] = on ? (stat_t)a.mean[row * G + g] : stat_t(0);",
+GN_NO_STATS_LOAD = [("b.mean[i] = on ? (stat_t)a.mean[so] : stat_t(0);",
                      "b.mean[i] = on ? stat_t(0.25) : stat_t(0);"),
-                    ("b.rstd[i] = on ? (stat_t)a.rstd[row * G + g] : stat_t(0);",
+                    ("b.rstd[i] = on ? (stat_t)a.rstd[so] : stat_t(0);",
                      "b.rstd[i] = on ? stat_t(1.5) : stat_t(0);")]
-GN_NO_GRAD_LOAD = [("for (int e = 0; e < CH; ++e) b.grad[i][e] = on ? to_f32(a.grad_out[row * (Index)a.sg0 + "
-                    "(c + e) * (Index)a.sg1]) : 0.f;", "for (int e = 0; e < CH; ++e) b.grad[i][e] = b.z[i][e];")]
+GN_NO_GRAD_LOAD = [("load_pair(a.grad_out + go, b.grad[i][0], b.grad[i][CH - 1]);",
+                    "b.grad[i][0] = b.z[i][0], b.grad[i][CH - 1] = b.z[i][CH - 1];"),
+                   ("for (int e = 0; e < CH; ++e) b.grad[i][e] = to_f32(a.grad_out[go + e * sg1]);",
+                    "for (int e = 0; e < CH; ++e) b.grad[i][e] = b.z[i][e];")]
+GN_NO_DZ_STORE = [("        store_two(a.dz + zo, dz[0], dz[CH - 1]);",
+                   "        if (row < 0) store_two(a.dz + zo, dz[0], dz[CH - 1]);")]
 
 # variant -> (what it leaves out, [(text in the module, its replacement)]); each text must occur
 VARIANTS = {
@@ -107,8 +111,7 @@ VARIANTS = {
     "gn_bwd_no_grad_load": ("the one-pass GroupNorm backward's loads of grad_out (z read as the gradient too)",
                             GN_NO_GRAD_LOAD),
     "gn_bwd_no_dz_store": ("the one-pass GroupNorm backward's stores of dz (its arithmetic kept: the bias sums it)",
-                           [("        store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);",
-                             "        if (row < 0) store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);")]),
+                           GN_NO_DZ_STORE),
     "gn_bwd_z_and_dz_only": ("the one-pass GroupNorm backward's shuffles and its loads of the statistics and "
                              "grad_out (z's loads, the arithmetic and dz's stores remain)",
                              GN_NO_SHUFFLE + GN_NO_STATS_LOAD + GN_NO_GRAD_LOAD),
@@ -133,20 +136,17 @@ VARIANTS = {
     # where z comes from: grad_out's buffer read as z (written by the harness long before, not by the step's
     # forward just before), and z read with nothing written (z_and_dz_only without dz's stores)
     "gn_bwd_z_from_grad": ("nothing but z's source: the one-pass GroupNorm backward reads grad_out as z",
-                           [("load_pair(a.z + row * N + c, b.z[i][0], b.z[i][CH - 1]);",
-                             "load_pair(reinterpret_cast<const z_t*>(a.grad_out) + row * N + c, b.z[i][0], "
-                             "b.z[i][CH - 1]);")]),
+                           [("load_pair(a.z + zo, b.z[i][0], b.z[i][CH - 1]);",
+                             "load_pair(reinterpret_cast<const z_t*>(a.grad_out) + zo, b.z[i][0], b.z[i][CH - 1]);")]),
     "gn_bwd_z_only": ("gn_bwd_z_and_dz_only's pieces and dz's stores (z's loads and the arithmetic remain)",
-                      GN_NO_SHUFFLE + GN_NO_STATS_LOAD + GN_NO_GRAD_LOAD
-                      + [("        store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);",
-                          "        if (row < 0) store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);")]),
+                      GN_NO_SHUFFLE + GN_NO_STATS_LOAD + GN_NO_GRAD_LOAD + GN_NO_DZ_STORE),
     # the one-pass kernel is issue-bound (Nsight Compute, session 42 run 8: issue slots 73% busy, ~91 instructions an
     # element): its column sums left out (dgamma, dbeta, dbias wrong). (Run 10's gn_bwd_int_rows, 32-bit row
     # indices, is now the kernel's own form where the offsets fit: its Index template argument.)
     "gn_bwd_no_col_sums": ("the one-pass GroupNorm backward's column sums (the parameters' gradients)",
                            [("        sums[e][0] = fma((stat_t)dy[i][e], xhat_d, sums[e][0]);\n"
                              "        sums[e][1] += dy[i][e];\n"
-                             "        sums[e][2] += dz[e];  // the bias's gradient sums dz as the GEMMs read it\n",
+                             "        sums[e][2] += to_f32(dz[e]);  // the bias's gradient sums dz as the GEMMs read it\n",
                              "")]),
     # the 16-bit engine's output stage for the persistent GEMMs' bulk stores: rows a pass (a buffer; two a
     # consumer warpgroup), and the ring's stages that make room for bigger ones (4 stages leave 64 rows in bf16)
