@@ -365,13 +365,12 @@ __device__ __forceinline__ void load_pair(const T* p, float& a, float& b) {
 }
 // Two neighbours in one store (p aligned to two elements): 8 bytes for float32, 4 for the half types.
 template <typename T>
-__device__ __forceinline__ void store_pair(T* p, float a, float b) {
+__device__ __forceinline__ void store_two(T* p, T a, T b) {
   struct alignas(2 * sizeof(T)) Pair { T v[2]; };
-  Pair pair;
-  pair.v[0] = to_type<T>(a);
-  pair.v[1] = to_type<T>(b);
-  *reinterpret_cast<Pair*>(p) = pair;
+  *reinterpret_cast<Pair*>(p) = Pair{ {a, b} };
 }
+template <typename T>
+__device__ __forceinline__ void store_pair(T* p, float a, float b) { store_two(p, to_type<T>(a), to_type<T>(b)); }
 #endif
 }  // namespace fg
 
@@ -1325,7 +1324,8 @@ static const char* store_map(StoreMap* m, T* C, long long rows, long long cols, 
 //    transpose pass): wgmma's B operand ("N" = TILE_M rows), read by the tensor cores from shared memory, K-major
 //    or N-major (imm-trans-b).
 //  * R in either layout (k contiguous, or its column index contiguous): wgmma's A operand (M = 64 columns a
-//    consumer warpgroup), through registers (read from the swizzled stage in whichever layout it came).
+//    consumer warpgroup), read from shared memory too, K-major or M-major (imm-trans-a). (Through registers, by
+//    ldmatrix, as the TF32 engine must: dx's mainloop ran ~10% longer than the forward's, perf notes v0.43.)
 // The TF32 engine's structure (mainloop_wgmma_tf32) with k16 steps, 64 elements (128 bytes) of k a stage and
 // no operand split; its accumulator layout, so every wgmma epilogue reads it unchanged.
 // Here each operand comes as two planes of one scale, hi and lo (3xtf32's accuracy, "3xfp16"): a k16 step is three
@@ -1395,29 +1395,20 @@ struct Wgmma : WgmmaPipeline {
 #pragma unroll
       for (int j = 0; j < ACC_N; ++j) asm volatile("" : "+f"(acc[i][j])::"memory");
   }
-  // acc += R(64 x 16, registers) * P(16 x TILE_M, shared memory): wgmma.m64n128k16, B k-major (P_K_FAST) or
-  // N-major (imm-trans-b 1).
-  template <bool P_K_FAST>
-  static __device__ __forceinline__ void mma(float (&acc)[ACC_M][ACC_N], const unsigned (&a)[4],
+  // acc += R(64 x 16) * P(16 x TILE_M), both from shared memory: wgmma.m64n128k16, A k-major (R_K_FAST) or
+  // M-major (imm-trans-a 1), B k-major (P_K_FAST) or N-major (imm-trans-b 1).
+  template <bool R_K_FAST, bool P_K_FAST>
+  static __device__ __forceinline__ void mma(float (&acc)[ACC_M][ACC_N], unsigned long long r_desc,
                                              unsigned long long p_desc, int accumulate) {
 #ifndef FG_NO_WGMMA
     asm volatile(
-        "{\n .reg .pred accumulate;\n setp.ne.b32 accumulate, %69, 0;\n"
+        "{\n .reg .pred accumulate;\n setp.ne.b32 accumulate, %66, 0;\n"
         " wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
         "{ %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63 }, "
-        "{ %64, %65, %66, %67 }, %68, accumulate, 1, 1, %70;\n}\n"
+        "%64, %65, accumulate, 1, 1, %67, %68;\n}\n"
         : "+f"(acc[0][0]), "+f"(acc[1][0]), "+f"(acc[0][1]), "+f"(acc[1][1]), "+f"(acc[2][0]), "+f"(acc[3][0]), "+f"(acc[2][1]), "+f"(acc[3][1]), "+f"(acc[4][0]), "+f"(acc[5][0]), "+f"(acc[4][1]), "+f"(acc[5][1]), "+f"(acc[6][0]), "+f"(acc[7][0]), "+f"(acc[6][1]), "+f"(acc[7][1]), "+f"(acc[8][0]), "+f"(acc[9][0]), "+f"(acc[8][1]), "+f"(acc[9][1]), "+f"(acc[10][0]), "+f"(acc[11][0]), "+f"(acc[10][1]), "+f"(acc[11][1]), "+f"(acc[12][0]), "+f"(acc[13][0]), "+f"(acc[12][1]), "+f"(acc[13][1]), "+f"(acc[14][0]), "+f"(acc[15][0]), "+f"(acc[14][1]), "+f"(acc[15][1]), "+f"(acc[16][0]), "+f"(acc[17][0]), "+f"(acc[16][1]), "+f"(acc[17][1]), "+f"(acc[18][0]), "+f"(acc[19][0]), "+f"(acc[18][1]), "+f"(acc[19][1]), "+f"(acc[20][0]), "+f"(acc[21][0]), "+f"(acc[20][1]), "+f"(acc[21][1]), "+f"(acc[22][0]), "+f"(acc[23][0]), "+f"(acc[22][1]), "+f"(acc[23][1]), "+f"(acc[24][0]), "+f"(acc[25][0]), "+f"(acc[24][1]), "+f"(acc[25][1]), "+f"(acc[26][0]), "+f"(acc[27][0]), "+f"(acc[26][1]), "+f"(acc[27][1]), "+f"(acc[28][0]), "+f"(acc[29][0]), "+f"(acc[28][1]), "+f"(acc[29][1]), "+f"(acc[30][0]), "+f"(acc[31][0]), "+f"(acc[30][1]), "+f"(acc[31][1])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(p_desc), "r"(accumulate), "n"(P_K_FAST ? 0 : 1));
+        : "l"(r_desc), "l"(p_desc), "r"(accumulate), "n"(R_K_FAST ? 0 : 1), "n"(P_K_FAST ? 0 : 1));
 #endif
-  }
-
-  // R(c, k) of one stage's tile, in elements from the tile's start. k-contiguous: one box of BN rows x 64 k.
-  // Column-contiguous: BN/64 boxes of 64 k x 64 columns. Both in the 128-byte swizzle: the 16-byte (8-element)
-  // chunk index within a 128-byte row is XORed with the row's index mod 8.
-  template <bool R_K_FAST>
-  static __device__ __forceinline__ int r_index(int c, int k) {
-    return R_K_FAST ? c * 64 + ((((k >> 3) ^ (c & 7)) << 3) | (k & 7))
-                    : (c >> 6) * (64 * BK) + k * 64 + (((((c & 63) >> 3) ^ (k & 7)) << 3) | (c & 7));
   }
 
   struct Ring {
@@ -1518,62 +1509,41 @@ struct Wgmma : WgmmaPipeline {
     }
   }
 
-  // One stage's R fragments for its BK/16 k steps (wgmma's A layout, per warp as mma.m16n8k16's: a0 (g, 2t),
-  // a1 (g + 8, 2t), a2 (g, 2t + 8), a3 (g + 8, 2t + 8), each with k + 1 in its upper half; g the R column), one
-  // ldmatrix.x4 a k step: matrix i = lane / 8 is a_i's 8 x 8 block. A k-fast stage holds columns as rows (read as
-  // stored), a column-fast one k as rows (read transposed); either way the swizzle puts the eight rows of a
-  // matrix in distinct 16-byte chunks of their 128-byte rows: no bank conflicts.
-  struct Frags {
-    unsigned a[PLANES][BK / 16][4];
-  };
-  template <bool TRANS>
-  static __device__ __forceinline__ void ldmatrix4(unsigned (&r)[4], const plane_t* row) {
-#ifndef FG_NO_WGMMA
-    const unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(row));
-    if (TRANS)
-      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0, %1, %2, %3 }, [%4];\n"
-                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
-    else
-      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0, %1, %2, %3 }, [%4];\n"
-                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
-#else
-    r[0] = r[1] = r[2] = r[3] = 0u;
-#endif
+  // A stage's descriptor of one operand's plane: k-contiguous, rows of 128 bytes (64 k); otherwise boxes of 64 k
+  // rows x 64 rows of the tile (its row index contiguous), box_bytes apart.
+  template <bool K_FAST>
+  static __device__ __forceinline__ unsigned long long stage_descriptor(const char* plane, unsigned box_bytes) {
+    return K_FAST ? descriptor(plane) : descriptor_mn(plane, box_bytes);
   }
-  template <bool R_K_FAST>
-  static __device__ __forceinline__ void load_frags(const Ring& q, int s, Frags& f) {
-    const int li = (threadIdx.x % 32) / 8, lr = threadIdx.x % 8;
-    const int c = 16 * (threadIdx.x / 32) + 8 * (li & 1) + (R_K_FAST ? lr : 0), k = 8 * (li >> 1) + (R_K_FAST ? 0 : lr);
-#pragma unroll
-    for (int piece = 0; piece < PLANES; ++piece) {
-      const plane_t* rs =
-          reinterpret_cast<const plane_t*>(q.stages + s * STAGE_BYTES + PLANES * P_BYTES + piece * R_BYTES);
-#pragma unroll
-      for (int k16 = 0; k16 < BK / 16; ++k16)
-        ldmatrix4<!R_K_FAST>(f.a[piece][k16], rs + r_index<R_K_FAST>(c, 16 * k16 + k));
-    }
-  }
-  // A k step is 32 bytes along P's swizzled rows (k-contiguous), or 16 rows of 128 bytes down its boxes.
-  template <bool P_K_FAST>
-  static __device__ __forceinline__ void issue(const Ring& q, int s, float (&acc)[ACC_M][ACC_N], const Frags& f,
-                                               bool fresh) {
+  // A k16 step along a descriptor: 32 bytes along the swizzled rows (k-contiguous), or 16 rows of 128 bytes down
+  // the boxes.
+  template <bool K_FAST>
+  static constexpr int k16_step() { return (K_FAST ? 16 * 2 : 16 * 128) >> 4; }
+  // The stage's products: P (TILE_M rows) against this consumer warpgroup's 64 columns of R, which are rows 64 w..
+  // of a k-contiguous R box, or box w of a column-contiguous R: 64 x 64 x 2 bytes in from R's start either way.
+  template <bool R_K_FAST, bool P_K_FAST>
+  static __device__ __forceinline__ void issue(const Ring& q, int s, float (&acc)[ACC_M][ACC_N], bool fresh) {
     static_assert(P_K_FAST || P_MN_OK, "a row-contiguous P needs tiles of whole 64-row boxes");
+    constexpr int PS = k16_step<P_K_FAST>(), RS = k16_step<R_K_FAST>();
     const char* stage = q.stages + s * STAGE_BYTES;
-    const unsigned long long d = P_K_FAST ? descriptor(stage) : descriptor_mn(stage, 64 * BK * 2);
-    constexpr int STEP = (P_K_FAST ? 16 * 2 : 16 * 128) >> 4;  // a k16 step along the descriptor
+    const char* r_stage = stage + PLANES * P_BYTES + (threadIdx.x / 128) * 64 * BK * 2;
+    const unsigned long long p = stage_descriptor<P_K_FAST>(stage, 64 * BK * 2);
+    const unsigned long long r = stage_descriptor<R_K_FAST>(r_stage, 64 * BK * 2);
     fence();
     if constexpr (PLANES == 1) {
 #pragma unroll
-      for (int k16 = 0; k16 < BK / 16; ++k16) mma<P_K_FAST>(acc, f.a[0][k16], d + k16 * STEP, k16 > 0 || !fresh);
+      for (int k16 = 0; k16 < BK / 16; ++k16)
+        mma<R_K_FAST, P_K_FAST>(acc, r + k16 * RS, p + k16 * PS, k16 > 0 || !fresh);
     } else {  // the small products first, then hi x hi
-      const unsigned long long d_lo = P_K_FAST ? descriptor(stage + P_BYTES) : descriptor_mn(stage + P_BYTES, 64 * BK * 2);
+      const unsigned long long p_lo = stage_descriptor<P_K_FAST>(stage + P_BYTES, 64 * BK * 2);
+      const unsigned long long r_lo = stage_descriptor<R_K_FAST>(r_stage + R_BYTES, 64 * BK * 2);
 #pragma unroll
       for (int k16 = 0; k16 < BK / 16; ++k16) {
-        mma<P_K_FAST>(acc, f.a[1][k16], d + k16 * STEP, k16 > 0 || !fresh);
-        mma<P_K_FAST>(acc, f.a[0][k16], d_lo + k16 * STEP, 1);
+        mma<R_K_FAST, P_K_FAST>(acc, r_lo + k16 * RS, p + k16 * PS, k16 > 0 || !fresh);
+        mma<R_K_FAST, P_K_FAST>(acc, r + k16 * RS, p_lo + k16 * PS, 1);
       }
 #pragma unroll
-      for (int k16 = 0; k16 < BK / 16; ++k16) mma<P_K_FAST>(acc, f.a[0][k16], d + k16 * STEP, 1);
+      for (int k16 = 0; k16 < BK / 16; ++k16) mma<R_K_FAST, P_K_FAST>(acc, r + k16 * RS, p + k16 * PS, 1);
     }
     commit();
   }
@@ -1583,17 +1553,15 @@ struct Wgmma : WgmmaPipeline {
       if (threadIdx.x % 32 == 0) bar_arrive(q.empty + (pos + released) % STAGES);
   }
 
-  template <bool R_K_FAST, bool P_K_FAST, int B>
-  static __device__ __forceinline__ bool step(const Ring& q, float (&acc)[ACC_M][ACC_N], float (&totals)[ACC_M][ACC_N],
-                                              Frags (&f)[2], int kt, int k_tiles, int& released, int pos) {
-    if (kt >= k_tiles) return false;
-    issue<P_K_FAST>(q, (pos + kt) % STAGES, acc, f[B], kt % (PROMOTE_TILES ? PROMOTE_TILES : k_tiles) == 0);
+  template <bool R_K_FAST, bool P_K_FAST>
+  static __device__ __forceinline__ void step(const Ring& q, float (&acc)[ACC_M][ACC_N], float (&totals)[ACC_M][ACC_N],
+                                              int kt, int k_tiles, int& released, int pos) {
+    issue<R_K_FAST, P_K_FAST>(q, (pos + kt) % STAGES, acc, kt % (PROMOTE_TILES ? PROMOTE_TILES : k_tiles) == 0);
     wait<1>();
     release(q, released, kt, pos);
     if (kt + 1 < k_tiles) {
       const int at = pos + kt + 1;
       bar_wait(q.full + at % STAGES, (at / STAGES) & 1);
-      load_frags<R_K_FAST>(q, at % STAGES, f[1 - B]);
     }
     if (PROMOTE_TILES && (kt + 1) % (PROMOTE_TILES ? PROMOTE_TILES : 1) == 0) {
       wait<0>();
@@ -1604,7 +1572,6 @@ struct Wgmma : WgmmaPipeline {
 #pragma unroll
         for (int j = 0; j < ACC_N; ++j) totals[i][j] += acc[i][j];
     }
-    return true;
   }
 
   template <bool R_K_FAST, bool P_K_FAST = true>
@@ -1621,16 +1588,9 @@ struct Wgmma : WgmmaPipeline {
     for (int i = 0; i < ACC_M; ++i)
 #pragma unroll
       for (int j = 0; j < ACC_N; ++j) totals[i][j] = 0.f;
-    Frags f[2];
     int released = 0;
-    if (k_tiles > 0) {
-      bar_wait(q.full + pos % STAGES, (pos / STAGES) & 1);
-      load_frags<R_K_FAST>(q, pos % STAGES, f[0]);
-    }
-    for (int kt = 0;; kt += 2)
-      if (!step<R_K_FAST, P_K_FAST, 0>(q, acc, totals, f, kt, k_tiles, released, pos) ||
-          !step<R_K_FAST, P_K_FAST, 1>(q, acc, totals, f, kt + 1, k_tiles, released, pos))
-        break;
+    if (k_tiles > 0) bar_wait(q.full + pos % STAGES, (pos / STAGES) & 1);
+    for (int kt = 0; kt < k_tiles; ++kt) step<R_K_FAST, P_K_FAST>(q, acc, totals, kt, k_tiles, released, pos);
     wait<0>();
     settle(acc);
     release(q, released, k_tiles, pos);  // (the last stages too: a persistent kernel's next tile reuses them)
@@ -2363,6 +2323,7 @@ __device__ __forceinline__ float pre_fwd(float v0, int row, int col, const Stage
 
 // grad of v0 -> grad of v0
 __device__ __forceinline__ float pre_bwd(float g_out, float v0, int row, int col, const StageArgs& s, float* dp) {
+  // (gradients start at -0: -0 + x is x exactly, so a value's first term costs no add)
   float g0 = g_out;
   (void)row; (void)col; (void)s; (void)dp;
   return g0;
@@ -2378,8 +2339,9 @@ __device__ __forceinline__ float post_fwd(float v1, int row, int col, const Stag
 __device__ __forceinline__ float post_bwd(float g_out, float v1, int row, int col, const StageArgs& s, float* dp) {
   const float v2 = as_elem(S1::fwd(v1, row, col, s));
   const float v3 = as_elem(S2::fwd(v2, row, col, s));
-  float g1 = 0.f;
-  float g2 = 0.f;
+  // (gradients start at -0: -0 + x is x exactly, so a value's first term costs no add)
+  float g1 = -0.f;
+  float g2 = -0.f;
   float g3 = g_out;
   g2 += S2::bwd(g3, v2, v3, row, col, s, dp);
   g1 += S1::bwd(g2, v1, v2, row, col, s, dp);
@@ -2754,16 +2716,21 @@ constexpr int BWD_SUMS = 3 + NCHAN;    // 0 gamma, 1 beta, 2 the Linear's bias, 
 static_assert(GW <= 32 && 32 % GW == 0, "one pass: a group within a warp");
 static_assert(ONE_LANES % 32 == 0 && ROW_THREADS % ONE_LANES == 0, "a warp covers consecutive channels of one row");
 
-// Index: the type of a row's element offsets; int where every offset the kernel forms fits (the launcher decides
-// by the sizes and grad_out's strides): the loop is bound by its instruction issue (~91 a element, Nsight Compute)
-// and 64-bit index products cost it ~2 us at the headline (perf notes v0.42).
-template <typename Index>
+// Index: the type of rows and of a row's element offsets; int where every offset the kernel forms fits (the
+// launcher decides by the sizes and grad_out's strides). PAIR_GRAD: grad_out's two channels of a row in one load
+// (its columns contiguous and pairs aligned). Both are template arguments, not branches: the loop is bound by its
+// instruction issue (~91 a element, Nsight Compute; 64-bit index products cost it ~2 us at the headline), and a
+// second path through the batch's loads cost 12 us (perf notes v0.42).
+template <typename Index, bool PAIR_GRAD>
 __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     gn_backward_one_pass_kernel(BackwardArgs a, double* partials, int rows_per_chunk) {
   constexpr int R = ONE_ROWS_IN_FLIGHT, CH = ONE_CH;
+  // fp32 statistics (16-bit layers): xhat in stat_t is the forward's fp32 xhat, computed once
+  constexpr bool FLOAT_STATS = sizeof(stat_t) == sizeof(float);
+  static_assert(!PAIR_GRAD || CH == 2, "grad_out's pairs: two channels a thread");
   __shared__ stat_t red[BWD_SUMS][ONE_ROW_LANES][ONE_COLS + 1];
   const int tx = threadIdx.x % ONE_LANES, ty = threadIdx.x / ONE_LANES;
-  const int N = a.N, G = N / GW, col = blockIdx.x * ONE_COLS + tx * CH;
+  const int N = FIXED_N ? FIXED_N : a.N, G = N / GW, col = blockIdx.x * ONE_COLS + tx * CH;
   const bool live = col < N;  // whole groups live or not (N % GW == 0): the shuffles see only their own group
   const int c = live ? col : 0, g = c / GW;
   float gamma[CH], beta[CH];
@@ -2772,8 +2739,11 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     gamma[e] = gn_gamma(a.gamma, c + e);
     beta[e] = gn_beta(a.beta, c + e);
   }
-  const long long first = (long long)blockIdx.y * rows_per_chunk;
-  const long long end = min((long long)a.M, first + rows_per_chunk);
+  // A row's elements as one Index offset from each tensor's start (z's serves dz, mean's rstd): a 32-bit sum and
+  // one wide multiply-add an address, where pointer arithmetic in steps made 64-bit sums
+  const Index sg0 = (Index)a.sg0, sg1 = (Index)a.sg1, grad_col = (Index)c * sg1;
+  const Index first = (Index)blockIdx.y * rows_per_chunk;
+  const Index end = (Index)min((long long)a.M, (long long)first + rows_per_chunk);
   stat_t sums[CH][BWD_SUMS];
 #pragma unroll
   for (int e = 0; e < CH; ++e)
@@ -2785,47 +2755,53 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     float z[R][CH], grad[R][CH];
     stat_t mean[R], rstd[R];
   };
-  const auto load_batch = [&](long long r0, Batch& b) {
+  const auto load_batch = [&](Index r0, Batch& b) {
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const Index row = (Index)(r0 + i * ONE_ROW_LANES);
+      const Index row = r0 + i * ONE_ROW_LANES, zo = row * N + c, so = row * G + g, go = row * sg0 + grad_col;
       const bool on = live && row < end;
-      b.mean[i] = on ? (stat_t)a.mean[row * G + g] : stat_t(0);  // (the forward's stat_t values, exactly)
-      b.rstd[i] = on ? (stat_t)a.rstd[row * G + g] : stat_t(0);
-      if (CH == 2 && on) {
-        load_pair(a.z + row * N + c, b.z[i][0], b.z[i][CH - 1]);
-      } else {
+      b.mean[i] = on ? (stat_t)a.mean[so] : stat_t(0);  // (the forward's stat_t values, exactly)
+      b.rstd[i] = on ? (stat_t)a.rstd[so] : stat_t(0);
 #pragma unroll
-        for (int e = 0; e < CH; ++e) b.z[i][e] = on ? to_f32(a.z[row * N + c + e]) : 0.f;
+      for (int e = 0; e < CH; ++e) b.z[i][e] = b.grad[i][e] = 0.f;
+      if (CH == 2 && on) load_pair(a.z + zo, b.z[i][0], b.z[i][CH - 1]);
+      else if (on) b.z[i][0] = to_f32(a.z[zo]);
+      if (PAIR_GRAD && on) {
+        load_pair(a.grad_out + go, b.grad[i][0], b.grad[i][CH - 1]);
+      } else if (on) {
+#pragma unroll
+        for (int e = 0; e < CH; ++e) b.grad[i][e] = to_f32(a.grad_out[go + e * sg1]);
       }
-#pragma unroll
-      for (int e = 0; e < CH; ++e) b.grad[i][e] = on ? to_f32(a.grad_out[row * (Index)a.sg0 + (c + e) * (Index)a.sg1]) : 0.f;
     }
+  };
+  // xhat in stat_t for the projection and gamma's gradient (in fp32: gn_xhat's value; in double: from u again)
+  const auto xhat_s = [&](float u, float xhat, stat_t m, stat_t r) -> stat_t {
+    if constexpr (FLOAT_STATS) return xhat;
+    else return ((stat_t)u - m) * r;
   };
   constexpr int STEP = R * ONE_ROW_LANES;
   Batch cur, next;
   load_batch(first + ty, cur);
-  for (long long r0 = first + ty; r0 < end; r0 += STEP) {
+  for (Index r0 = first + ty; r0 < end; r0 += STEP) {
     load_batch(r0 + STEP, next);
     float dy[R][CH], dp[R][CH][NCHAN > 0 ? NCHAN : 1];
     stat_t s1[R], s2[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const long long r = r0 + (long long)i * ONE_ROW_LANES;
+      const Index r = r0 + i * ONE_ROW_LANES;
       const int row = live && r < end ? (int)r : -1;  // -1: a lane past the chunk or the width (its values are 0)
-      s1[i] = s2[i] = 0;
+      s1[i] = s2[i] = -stat_t(0);  // (-0 + x is x: the first term costs no add)
 #pragma unroll
       for (int e = 0; e < CH; ++e) {
 #pragma unroll
         for (int k = 0; k < NCHAN; ++k) dp[i][e][k] = 0.f;
         // the forward's statistics rounded to fp32 decide the kinks, as in gn_backward_rows_kernel
         const float u = pre_fwd(cur.z[i][e], row, c + e, a.st);
-        dy[i][e] = post_bwd(cur.grad[i][e],
-                            gn_affine(gn_xhat(u, (float)cur.mean[i], (float)cur.rstd[i]), gamma[e], beta[e]), row,
-                            c + e, a.st, dp[i][e]);
+        const float xhat = gn_xhat(u, (float)cur.mean[i], (float)cur.rstd[i]);
+        dy[i][e] = post_bwd(cur.grad[i][e], gn_affine(xhat, gamma[e], beta[e]), row, c + e, a.st, dp[i][e]);
         const stat_t dxhat = (stat_t)dy[i][e] * gamma[e];
         s1[i] += dxhat;
-        s2[i] = fma(dxhat, ((stat_t)u - cur.mean[i]) * cur.rstd[i], s2[i]);
+        s2[i] = fma(dxhat, xhat_s(u, xhat, cur.mean[i], cur.rstd[i]), s2[i]);
       }
     }
 #pragma unroll
@@ -2835,28 +2811,29 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     }
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const Index row = (Index)(r0 + i * ONE_ROW_LANES);
+      const Index row = r0 + i * ONE_ROW_LANES;
       if (!live || row >= end) continue;
-      float dz[CH], dz_lo[CH];
+      op_t dz[CH], dz_lo[CH];
 #pragma unroll
       for (int e = 0; e < CH; ++e) {
-        const float zv = cur.z[i][e];
-        const stat_t xhat_d = ((stat_t)pre_fwd(zv, (int)row, c + e, a.st) - cur.mean[i]) * cur.rstd[i];  // (recomputed)
+        const float zv = cur.z[i][e], u = pre_fwd(zv, (int)row, c + e, a.st);  // (recomputed: registers)
+        const stat_t xhat_d = xhat_s(u, gn_xhat(u, (float)cur.mean[i], (float)cur.rstd[i]), cur.mean[i], cur.rstd[i]);
         const stat_t du = cur.rstd[i] * ((stat_t)dy[i][e] * gamma[e] - s1[i] - xhat_d * s2[i]);
-        dz[e] = as_op((float)du);
-        dz_lo[e] = (float)(du - (stat_t)(float)du);
+        dz[e] = to_op((float)du);
+        dz_lo[e] = to_op(FLOAT_STATS ? 0.f : (float)(du - (stat_t)(float)du));  // (fp32 du: no remainder)
         sums[e][0] = fma((stat_t)dy[i][e], xhat_d, sums[e][0]);
         sums[e][1] += dy[i][e];
-        sums[e][2] += dz[e];  // the bias's gradient sums dz as the GEMMs read it
+        sums[e][2] += to_f32(dz[e]);  // the bias's gradient sums dz as the GEMMs read it
 #pragma unroll
         for (int k = 0; k < NCHAN; ++k) sums[e][3 + k] += dp[i][e][k];
       }
+      const Index zo = row * N + c;
       if (CH == 2) {
-        store_pair(a.dz + row * N + c, dz[0], dz[CH - 1]);
-        if (a.dz_lo) store_pair(a.dz_lo + row * N + c, dz_lo[0], dz_lo[CH - 1]);
+        store_two(a.dz + zo, dz[0], dz[CH - 1]);
+        if (a.dz_lo) store_two(a.dz_lo + zo, dz_lo[0], dz_lo[CH - 1]);
       } else {
-        a.dz[row * N + c] = to_op(dz[0]);
-        if (a.dz_lo) a.dz_lo[row * N + c] = to_op(dz_lo[0]);
+        a.dz[zo] = dz[0];
+        if (a.dz_lo) a.dz_lo[zo] = dz_lo[0];
       }
     }
     cur = next;
@@ -3571,6 +3548,18 @@ int gn_backward_chunks(int M, int N) {
   return (int)((M + rows - 1) / rows);
 }
 long long gn_backward_partial_doubles(int M, int N) { return (long long)BWD_SUMS * gn_backward_chunks(M, N) * N; }
+// The one-pass kernel's form: grad_out's pairs in one load where the launcher found them so (two channels a thread).
+template <typename Index>
+void launch_gn_backward_one_pass(bool pair_grad, dim3 grid, cudaStream_t s, const BackwardArgs& a, double* partials,
+                                 int rows) {
+  if constexpr (ONE_CH == 2) {
+    if (pair_grad) {
+      gn_backward_one_pass_kernel<Index, true><<<grid, ROW_THREADS, 0, s>>>(a, partials, rows);
+      return;
+    }
+  }
+  gn_backward_one_pass_kernel<Index, false><<<grid, ROW_THREADS, 0, s>>>(a, partials, rows);
+}
 
 const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg1, const z_t* z,
                               const double* mean, const double* rstd, const elem_t* gamma, const elem_t* beta,
@@ -3586,12 +3575,15 @@ const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg
   const int chunks = gn_backward_chunks(M, N);
   if (chunks > 0) {
     const dim3 grid((unsigned)((N + ONE_COLS - 1) / ONE_COLS), (unsigned)chunks);
-    // 32-bit offsets where z's and dz's (M x N) and grad_out's (its strides' extent) all fit
-    const bool int_offsets = (long long)M * N <= INT32_MAX && (M - 1) * sg0 + (N - 1) * sg1 <= INT32_MAX;
-    if (int_offsets)
-      gn_backward_one_pass_kernel<int><<<grid, ROW_THREADS, 0, s>>>(a, gsums, (M + chunks - 1) / chunks);
-    else
-      gn_backward_one_pass_kernel<long long><<<grid, ROW_THREADS, 0, s>>>(a, gsums, (M + chunks - 1) / chunks);
+    const int rows = (M + chunks - 1) / chunks;
+    // 32-bit rows and offsets where z's and dz's (M x N), grad_out's (its strides' extent) and the rows the last
+    // batch prefetches all fit
+    const bool int_offsets = (long long)M * N <= INT32_MAX && (M - 1) * sg0 + (N - 1) * sg1 <= INT32_MAX &&
+                             (long long)M + 2 * ONE_ROWS_IN_FLIGHT * ONE_ROW_LANES <= INT32_MAX;
+    // grad_out's channel pairs in one load: columns contiguous, rows and the start aligned to pairs
+    const bool pair_grad = sg1 == 1 && sg0 % 2 == 0 && reinterpret_cast<uintptr_t>(grad_out) % (2 * sizeof(out_t)) == 0;
+    if (int_offsets) launch_gn_backward_one_pass<int>(pair_grad, grid, s, a, gsums, rows);
+    else launch_gn_backward_one_pass<long long>(pair_grad, grid, s, a, gsums, rows);
     if (const char* err = last_error()) return err;
   }
   gn_backward_combine_kernel<<<(N + ROW_THREADS - 1) / ROW_THREADS, ROW_THREADS, 0, s>>>(a, gsums, chunks);
@@ -3748,13 +3740,12 @@ __device__ __forceinline__ void load_pair(const T* p, float& a, float& b) {
 }
 // Two neighbours in one store (p aligned to two elements): 8 bytes for float32, 4 for the half types.
 template <typename T>
-__device__ __forceinline__ void store_pair(T* p, float a, float b) {
+__device__ __forceinline__ void store_two(T* p, T a, T b) {
   struct alignas(2 * sizeof(T)) Pair { T v[2]; };
-  Pair pair;
-  pair.v[0] = to_type<T>(a);
-  pair.v[1] = to_type<T>(b);
-  *reinterpret_cast<Pair*>(p) = pair;
+  *reinterpret_cast<Pair*>(p) = Pair{ {a, b} };
 }
+template <typename T>
+__device__ __forceinline__ void store_pair(T* p, float a, float b) { store_two(p, to_type<T>(a), to_type<T>(b)); }
 #endif
 }  // namespace fg
 
