@@ -1518,7 +1518,7 @@ struct Wgmma : WgmmaPipeline {
   // A k16 step along a descriptor: 32 bytes along the swizzled rows (k-contiguous), or 16 rows of 128 bytes down
   // the boxes.
   template <bool K_FAST>
-  static constexpr int k16_step() { return (K_FAST ? 16 * 2 : 16 * 128) >> 4; }
+  static __host__ __device__ constexpr int k16_step() { return (K_FAST ? 16 * 2 : 16 * 128) >> 4; }
   // The stage's products: P (TILE_M rows) against this consumer warpgroup's 64 columns of R, which are rows 64 w..
   // of a k-contiguous R box, or box w of a column-contiguous R: 64 x 64 x 2 bytes in from R's start either way.
   template <bool R_K_FAST, bool P_K_FAST>
