@@ -1,8 +1,8 @@
 """What the GPU runs, from the machine code: each kernel of built extensions (cuobjdump -sass) with its count of
 instructions, tensor-core instructions by shape (HGMMA: wgmma; HMMA: mma.sync), FFMA, local-memory accesses
 (LDL/STL: spills or stack arrays), TMA loads (UTMALDG) and cp.async copies (LDGSTS). The perf notes' SASS evidence.
---loops adds each kernel's longest loop (a backward branch's span): its instructions and their opcodes, for a
-kernel bound by its instruction issue.
+--loops adds each backward branch's span (a loop, or a slow path's jump back): its instructions and their opcodes,
+for a kernel bound by its instruction issue.
 
     device: PYTHONPATH=. python3 benchmarks/sass_report.py [--kernels REGEX] [--loops] EXTENSION.so ... > sass.md
 """
@@ -14,7 +14,6 @@ import sys
 
 _FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
 # "/*0a30*/  @!P0 HGMMA.64x128x16.F32 R24, ..." -> HGMMA.64x128x16.F32 (a predicate guard skipped)
-_INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)")
 COLUMNS = ("HGMMA", "HMMA", "FFMA", "LDL", "STL", "UTMALDG", "LDGSTS")
 
 
@@ -30,9 +29,13 @@ def kernel_name(mangled):
     return f"{name}<{tail[1:-1][:40]}>" if tail.startswith("I") else name
 
 
-def parse(sass):
-    """{(arch, mangled function): Counter of opcodes (HGMMA and HMMA with their shapes, others by base name)}."""
-    out, arch, function = {}, "", None
+_ADDRESSED = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+_BRANCH = re.compile(r"\bBRA\b.*?(0x[0-9a-f]+)")
+
+
+def functions(sass):
+    """(arch, mangled function, [(address, instruction text)]) for each function of cuobjdump -sass output."""
+    arch, function, code = "", None, []
     for line in sass.splitlines():
         m = re.match(r"^\s*code for (sm_\w+)", line)
         if m:
@@ -40,15 +43,33 @@ def parse(sass):
             continue
         m = _FUNCTION.match(line)
         if m:
-            function = out.setdefault((arch, m.group(1)), collections.Counter())
+            if function is not None:
+                yield arch, function, code
+            function, code = m.group(1), []
             continue
-        m = _INSTRUCTION.match(line)
+        m = _ADDRESSED.match(line)
         if m and function is not None:
-            op = m.group(1)
+            code.append((int(m.group(1), 16), m.group(2)))
+    if function is not None:
+        yield arch, function, code
+
+
+def _opcode(text):
+    """'@!P0 HGMMA.64x128x16.F32 R24, ...' -> 'HGMMA.64x128x16.F32' (a predicate guard skipped)."""
+    return re.sub(r"^@!?U?P[T0-9]+\s+", "", text).split()[0]
+
+
+def parse(sass):
+    """{(arch, mangled function): Counter of opcodes (HGMMA and HMMA with their shapes, others by base name)}."""
+    out = {}
+    for arch, function, code in functions(sass):
+        ops = out.setdefault((arch, function), collections.Counter())
+        for _, text in code:
+            op = _opcode(text)
             base = op.split(".")[0]
-            function[base] += 1
+            ops[base] += 1
             if base in ("HGMMA", "HMMA"):
-                function[op] += 1
+                ops[op] += 1
     return out
 
 
@@ -66,51 +87,30 @@ def table(functions, pattern=""):
     return "\n".join(rows)
 
 
-_ADDRESSED = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-_BRANCH = re.compile(r"\bBRA\b.*?(0x[0-9a-f]+)")
-
-
 def loops(sass, pattern=""):
-    """{(arch, mangled function): (instructions, Counter of base opcodes)} of each function's longest loop: the
-    instructions from a backward branch's target to the branch."""
-    out, arch, function, code = {}, "", None, []
-
-    def close():
-        if function is None:
-            return
-        best = None
-        for i, (addr, text) in enumerate(code):
+    """{(arch, mangled function): [(first address, last address, instructions, Counter of base opcodes)]}: every
+    backward branch's span (its target to the branch) in the functions whose names match pattern. A span can hold
+    an inner loop or a slow path's return jump: read the addresses against the SASS."""
+    out = {}
+    for arch, function, code in functions(sass):
+        if not re.search(pattern, function):
+            continue
+        for addr, text in code:
             m = _BRANCH.search(text)
             if m and int(m.group(1), 16) < addr:
-                body = [t for a, t in code[:i + 1] if a >= int(m.group(1), 16)]
-                if best is None or len(body) > len(best):
-                    best = body
-        if best:
-            ops = collections.Counter(re.sub(r"^@!?U?P[T0-9]+\s+", "", t).split()[0].split(".")[0] for t in best)
-            out[(arch, function)] = (len(best), ops)
-
-    for line in sass.splitlines():
-        m = re.match(r"^\s*code for (sm_\w+)", line)
-        if m:
-            arch = m.group(1)
-            continue
-        m = _FUNCTION.match(line)
-        if m:
-            close()
-            function, code = (m.group(1) if re.search(pattern, m.group(1)) else None), []
-            continue
-        m = _ADDRESSED.match(line)
-        if m and function is not None:
-            code.append((int(m.group(1), 16), m.group(2)))
-    close()
+                start = int(m.group(1), 16)
+                body = [t for a, t in code if start <= a <= addr]
+                ops = collections.Counter(_opcode(t).split(".")[0] for t in body)
+                out.setdefault((arch, function), []).append((start, addr, len(body), ops))
     return out
 
 
 def loop_table(found):
-    rows = ["| arch | kernel | loop instructions | opcodes |", "|---|---|---|---|"]
-    for (arch, mangled), (n, ops) in sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        rows.append(f"| {arch} | {kernel_name(mangled)} | {n} | " +
-                    ", ".join(f"{op} {k}" for op, k in ops.most_common()) + " |")
+    rows = ["| arch | kernel | span | instructions | opcodes |", "|---|---|---|---|---|"]
+    for (arch, mangled), spans in sorted(found.items()):
+        for start, end, n, ops in spans:
+            rows.append(f"| {arch} | {kernel_name(mangled)} | {start:#06x}-{end:#06x} | {n} | " +
+                        ", ".join(f"{op} {k}" for op, k in ops.most_common()) + " |")
     return "\n".join(rows)
 
 
