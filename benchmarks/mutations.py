@@ -141,7 +141,7 @@ MUTATIONS = (
 MUTATIONS += (
     Mutation("x_lo_dropped", "3xfp16 without the hi(R) x lo(P) product (x's lo plane unread in forward)",
              "templates/engines/mainloop_wgmma_half.cuh.j2",
-             "        mma<P_K_FAST>(acc, f.a[0][k16], d_lo + k16 * STEP, 1);\n", "",
+             "        mma<R_K_FAST, P_K_FAST>(acc, r + k16 * RS, p_lo + k16 * PS, 1);\n", "",
              ("tests/test_gpu_scaled_planes.py", "tests/test_gpu_module.py", "-k",
               "(extreme and 3xtf32) or (random_shapes and 3xtf32-sm90)")),
     Mutation("mma_b_lo_dropped", "3xfp16 on mma.sync (sm_80's default) without the hi(A) x lo(B) product",
