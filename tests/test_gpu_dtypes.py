@@ -86,6 +86,31 @@ def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist, engi
     check_against_reference(new, ref, batch, input_size, dist, torch_dtype, dtype, headline=True)
 
 
+# Layers whose backward GEMMs run several output tiles a block on the persistent wgmma kernels (dW: hidden/256 x
+# input/128 tiles, each over the batch; dx at batch 1000: 4 x 65 tiles, each over hidden), each tile of 1, 2, 3 or
+# many k tiles, partial at every edge: a tile's first products run while the one before it is still being stored
+# (Wgmma::begin_tile, started by the store epilogue once it has packed its tile).
+OVERLAP_SHAPES = [(37, 4000, 4104, 513), (100, 4000, 4104, 513), (150, 4000, 4104, 513), (1000, 8200, 1032, 129)]
+
+
+@pytest.mark.skipif(not gpu_available() or torch.cuda.get_device_capability() != (9, 0),
+                    reason="needs an sm_90 GPU (wgmma)")
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+def test_backward_tiles_started_under_their_predecessors_stores(dtype, tmp_path):
+    paths = {s[1:]: fusegen.write_module(fusegen.plan(fusegen.Spec(*s[1:], dtype=dtype), fixed_sizes=False,
+                                                      **ENGINES["wgmma"]), tmp_path) for s in OVERLAP_SHAPES}
+    prebuild(sorted(set(paths.values())))
+    Model = reference_namespace()["Model"]
+    for k, (batch, input_size, hidden, groups) in enumerate(OVERLAP_SHAPES):
+        module = import_file(paths[input_size, hidden, groups], poison=True)
+        torch.manual_seed(k)
+        ref = Model(input_size, hidden, groups).cuda().to(DTYPES[dtype])
+        torch.manual_seed(k)
+        new = module.ModelNew(input_size, hidden, groups).cuda().to(DTYPES[dtype])
+        check_against_reference(new, ref, batch, input_size, ("normal", "uniform")[k % 2], DTYPES[dtype],
+                                f"{dtype} {batch}x{input_size}x{hidden}x{groups}", headline=True)
+
+
 def _reordered(model, input_size, first_weight=None):
     """x -> model(x) computed with its first GEMM's input features in another order (weight and x permuted alike):
     the same layer, the GEMM summing in another order. first_weight: (qualified name, stored (in, out)) of that
