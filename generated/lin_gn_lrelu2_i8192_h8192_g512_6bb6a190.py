@@ -1579,29 +1579,9 @@ struct Wgmma : WgmmaPipeline {
     consumer_start();
     consume_tile<R_K_FAST, P_K_FAST>(q, acc, K, 0);
   }
-  // The first stages of a tile (from ring position `pos`) issued without waiting for their products: a
-  // persistent kernel's next tile, started as soon as the epilogue has taken what it needs of acc, so that the
-  // tensor cores run while the epilogue stores (wgmma_store_persistent_kernel). Returns the stages issued, which
-  // consume_tile then skips. Only where the tensor cores' sum is the tile's (no promotion into fp32 totals).
-  static constexpr int LEAD_STAGES = PROMOTE_TILES ? 0 : (STAGES < 2 ? STAGES : 2);
+  // One tile's products from ring position `pos` (see produce_tile); every stage handed back when it returns.
   template <bool R_K_FAST, bool P_K_FAST = true>
-  static __device__ __forceinline__ int begin_tile(const Ring& q, float (&acc)[ACC_M][ACC_N], int K, int pos) {
-    const int k_tiles = (K + BK - 1) / BK;
-#pragma unroll  // (straight code: ptxas waits for the products at the end of a loop that issues them)
-    for (int kt = 0; kt <= LEAD_STAGES; ++kt) {  // (and the wait for the stage after them)
-      if (kt < k_tiles) {
-        const int at = pos + kt;
-        bar_wait(q.full + at % STAGES, (at / STAGES) & 1);
-        if (kt < LEAD_STAGES) issue<R_K_FAST, P_K_FAST>(q, at % STAGES, acc, kt == 0);
-      }
-    }
-    return k_tiles < LEAD_STAGES ? k_tiles : LEAD_STAGES;
-  }
-  // One tile's products from ring position `pos` (see produce_tile), its first `begun` stages already issued
-  // (begin_tile); every stage handed back when it returns.
-  template <bool R_K_FAST, bool P_K_FAST = true>
-  static __device__ __forceinline__ void consume_tile(const Ring& q, float (&acc)[ACC_M][ACC_N], int K, int pos,
-                                                      int begun = 0) {
+  static __device__ __forceinline__ void consume_tile(const Ring& q, float (&acc)[ACC_M][ACC_N], int K, int pos) {
     const int k_tiles = (K + BK - 1) / BK;
     float totals[ACC_M][ACC_N];
 #pragma unroll
@@ -1609,8 +1589,8 @@ struct Wgmma : WgmmaPipeline {
 #pragma unroll
       for (int j = 0; j < ACC_N; ++j) totals[i][j] = 0.f;
     int released = 0;
-    if (begun == 0 && k_tiles > 0) bar_wait(q.full + pos % STAGES, (pos / STAGES) & 1);
-    for (int kt = begun; kt < k_tiles; ++kt) step<R_K_FAST, P_K_FAST>(q, acc, totals, kt, k_tiles, released, pos);
+    if (k_tiles > 0) bar_wait(q.full + pos % STAGES, (pos / STAGES) & 1);
+    for (int kt = 0; kt < k_tiles; ++kt) step<R_K_FAST, P_K_FAST>(q, acc, totals, kt, k_tiles, released, pos);
     wait<0>();
     settle(acc);
     release(q, released, k_tiles, pos);  // (the last stages too: a persistent kernel's next tile reuses them)
@@ -2169,7 +2149,7 @@ __device__ __forceinline__ void store_fragments(const float (&acc)[E::ACC_M][E::
 // headline (2048 tiles of 16 k steps) spent 45 of its 232 us on those stores (benchmarks/epilogue_variants.py).
 // The stage's rows are 128-byte boxes (a 64-column row is one or two) in the 128-byte swizzle: 16-byte piece q of
 // a box row r sits at piece q ^ (r % 8), so a warp's fragment stores (4 rows 2 apart) fall in distinct banks, and
-// the copy engine reads the boxes as they are (store_bulk).
+// the copy engine reads the boxes as they are (store_fragments_bulk).
 template <class E>
 __device__ __forceinline__ char* stage_piece(char* buffer, int r, int piece) {  // row r's 16-byte piece `piece`
   return buffer + (piece / 8) * (E::OUT_STAGE_ROWS * 128) + r * 128 + (((piece % 8) ^ (r % 8)) * 16);
@@ -2201,28 +2181,22 @@ __device__ __forceinline__ void stmatrix4_trans(const char* at, const unsigned (
 // column j (8 columns) are an 8 x 8 matrix with the tile's columns as its rows, so stored transposed each of its
 // tile rows is one 16-byte piece of the stage; an instruction takes j = 0, 1 of two such row blocks, 16 tile rows
 // (dW at the headline, H200: bf16 216.3 -> 209.8 us, fp16 221.9 -> 215.0; benchmarks/verify_session40b.sh).
-// The stmatrix form's condition, and its walk: pair(p, j) is fragment rows 2p, 2p + 1 of column j packed.
-template <class E>
-__host__ __device__ constexpr bool stmatrix_stage() {
-  return sizeof(elem_t) == 2 && E::OUT_STAGE_ROWS % 16 == 0 && E::ACC_N == 2;
-}
-template <class E, class Pair>
-__device__ __forceinline__ void stage_rows_stmatrix(char* buffer, int r0, Pair&& pair) {
-  const int lane = threadIdx.x % 32, m = lane / 8;
-  // lane 8m + k: tile row 8 (m / 2) + k (past the pass's 16-row block), the 16-byte piece of columns 8 (m % 2) of
-  // its warp's 16
-  const char* at = stage_piece<E>(buffer, 8 * (m / 2) + lane % 8, 2 * ((threadIdx.x / 32) % 4) + m % 2);
-#pragma unroll
-  for (int q = r0 / 8; q < (r0 + E::OUT_STAGE_ROWS) / 8; q += 2) {
-    const unsigned r[4] = {pair(q, 0), pair(q, 1), pair(q + 1, 0), pair(q + 1, 1)};
-    stmatrix4_trans(at + (8 * q - r0) * 128, r);
-  }
-}
 template <class E>
 __device__ __forceinline__ void stage_rows(const float (&acc)[E::ACC_M][E::ACC_N], char* buffer, int r0) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (stmatrix_stage<E>()) {
-    stage_rows_stmatrix<E>(buffer, r0, [&](int p, int j) { return pack_pair<elem_t>(acc[2 * p][j], acc[2 * p + 1][j]); });
+  if constexpr (sizeof(elem_t) == 2 && E::OUT_STAGE_ROWS % 16 == 0 && E::ACC_N == 2) {
+    const int lane = threadIdx.x % 32, m = lane / 8;
+    // lane 8m + k: tile row 8 (m / 2) + k (past the pass's 16-row block), the 16-byte piece of columns 8 (m % 2) of
+    // its warp's 16
+    const char* at = stage_piece<E>(buffer, 8 * (m / 2) + lane % 8, 2 * ((threadIdx.x / 32) % 4) + m % 2);
+#pragma unroll
+    for (int q = r0 / 8; q < (r0 + E::OUT_STAGE_ROWS) / 8; q += 2) {
+      const unsigned r[4] = {pack_pair<elem_t>(acc[2 * q][0], acc[2 * q + 1][0]),
+                             pack_pair<elem_t>(acc[2 * q][1], acc[2 * q + 1][1]),
+                             pack_pair<elem_t>(acc[2 * q + 2][0], acc[2 * q + 3][0]),
+                             pack_pair<elem_t>(acc[2 * q + 2][1], acc[2 * q + 3][1])};
+      stmatrix4_trans(at + (8 * q - r0) * 128, r);
+    }
     return;
   }
 #endif
@@ -2276,39 +2250,15 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[E::ACC_M][
   store_fragments<E>(acc, C, ldc, M, N, m0, n0);
 }
 
-// A tile rounded to 16-bit elem_t in registers, as stage_rows_stmatrix takes it: v[p][j] holds fragment rows 2p,
-// 2p + 1 of column j. Half acc's registers; once packed, acc is free for the next tile's products (persistent_tiles'
-// start_next) while the passes are staged and stored.
-template <class E>
-__host__ __device__ constexpr bool can_pack_tile() {
-  return stmatrix_stage<E>() && E::ACC_M % 2 == 0;
-}
-template <class E>
-struct PackedTile {
-  unsigned v[E::ACC_M / 2][E::ACC_N];
-};
-template <class E>
-__device__ __forceinline__ PackedTile<E> pack_tile(const float (&acc)[E::ACC_M][E::ACC_N]) {
-  PackedTile<E> t;
-#pragma unroll
-  for (int p = 0; p < E::ACC_M / 2; ++p)
-#pragma unroll
-    for (int j = 0; j < E::ACC_N; ++j) t.v[p][j] = pack_pair<elem_t>(acc[2 * p][j], acc[2 * p + 1][j]);
-  return t;
-}
-template <class E>
-__device__ __forceinline__ void stage_packed_rows(const PackedTile<E>& t, char* buffer, int r0) {
-  stage_rows_stmatrix<E>(buffer, r0, [&](int p, int j) { return t.v[p][j]; });
-}
-
 // The same by the copy engine (the persistent kernels, C described by `out`; any tile: the copy engine leaves
-// out what lies past C): a pass's rows staged by stage_pass(buffer, r0), then one thread of the warpgroup issues
-// their bulk tensor stores and the warps go on, to the next pass in the other buffer and after the last to the next
-// tile's products. A pass waits only for the stores from two passes back to have read its buffer (the issuing
-// thread's wait, then the warpgroup's barrier). The issuing thread waits for all of its stores before the kernel
-// ends (store_fragments_bulk_done).
-template <class E, class StagePass>
-__device__ __forceinline__ void store_bulk(const CUtensorMap& out, int m0, int n0, char* stage, StagePass&& stage_pass) {
+// out what lies past C): a pass's rows staged, then one thread of the warpgroup issues their bulk tensor stores
+// and the warps go on, to the next pass in the other buffer and after the last to the next tile's products. A
+// pass waits only for the stores from two passes back to have read its buffer (the issuing thread's wait, then
+// the warpgroup's barrier). The issuing thread waits for all of its stores before the kernel ends
+// (store_fragments_bulk_done).
+template <class E>
+__device__ __forceinline__ void store_fragments_bulk(const float (&acc)[E::ACC_M][E::ACC_N], const CUtensorMap& out,
+                                                     int m0, int n0, char* stage) {
   constexpr int CH = E::OUT_STAGE_ROWS, PASSES = E::TILE_M / CH, BOXES = E::OUT_ROW_BYTES / 128;
   const bool issuer = threadIdx.x % 128 == 0;
   const int col0 = n0 + 64 * (int)(threadIdx.x / 128);
@@ -2320,7 +2270,7 @@ __device__ __forceinline__ void store_bulk(const CUtensorMap& out, int m0, int n
       else E::template store_wait_read<1>();
     }
     E::sync_group();
-    stage_pass(buffer, pass * CH);
+    stage_rows<E>(acc, buffer, pass * CH);
     E::fence_async_shared();
     E::sync_group();
     if (issuer) {
@@ -3114,7 +3064,7 @@ __global__ void __launch_bounds__(Wgmma::THREADS, 1) wgmma_store_kernel(const __
 // blockIdx.x, + gridDim.x, ... through one pipeline ring, so the producer loads the next tile's first stages while
 // the consumers store the last one's. dW at the headline has 2048 tiles of 16 k steps: one block a tile paid the
 // ring's fill and the block's start on each (dW 564 TFLOP/s against dx's 720 on the same flops).
-// C's tiles go out through the copy engine where `out` describes C (store_bulk), so that the consumers
+// C's tiles go out through the copy engine where `out` describes C (store_fragments_bulk), so that the consumers
 // start the next tile's products while a tile's stores drain: dW at the headline spent 43 of its 259 us on
 // its stores (tf32, H100; benchmarks/epilogue_variants.py).
 // Tile t of the persistent kernel's tiles_m x tiles_n: row tiles in groups of RASTER_ROWS, the row tile fastest
@@ -3130,9 +3080,7 @@ __host__ __device__ __forceinline__ int2 raster(int t, int tiles_m, int tiles_n)
 }
 // A persistent kernel's tiles (rows x cols of C, each over `reduce`), in raster() order, a block an SM, through one
 // ring in smem: the producer warpgroup loads each tile's stages; the consumers multiply each tile and hand its
-// accumulators to epilogue(acc, m0, n0, start_next), then call finish() after their last. An epilogue that is done
-// with acc before it is done may call start_next() (once): the next tile's first stages go to the tensor cores
-// (E::begin_tile) while the epilogue finishes.
+// accumulators to epilogue(acc, m0, n0), then call finish() after their last.
 template <class E, bool R_K_FAST, bool P_K_FAST, class Epilogue, class Finish>
 __device__ __forceinline__ void persistent_tiles(float* smem, const CUtensorMap& p, const CUtensorMap& r, int rows,
                                                  int cols, int reduce, Epilogue&& epilogue, Finish&& finish) {
@@ -3147,16 +3095,12 @@ __device__ __forceinline__ void persistent_tiles(float* smem, const CUtensorMap&
     }
   } else {
     E::consumer_start();
-    float acc[E::ACC_M][E::ACC_N];
-    int begun = 0;  // the tile's stages that the last epilogue's start_next issued
     for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
       const int2 at = raster(t, tiles_m, tiles_n);
       const int m0 = at.x * E::TILE_M, n0 = at.y * BN;
-      E::template consume_tile<R_K_FAST, P_K_FAST>(q, acc, reduce, pos, begun);
-      begun = 0;
-      epilogue(acc, m0, n0, [&] {
-        if (t + (int)gridDim.x < tiles) begun = E::template begin_tile<R_K_FAST, P_K_FAST>(q, acc, reduce, pos + k_tiles);
-      });
+      float acc[E::ACC_M][E::ACC_N];
+      E::template consume_tile<R_K_FAST, P_K_FAST>(q, acc, reduce, pos);
+      epilogue(acc, m0, n0);
     }
     finish();
   }
@@ -3171,21 +3115,11 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
   (void)p_lo;
   persistent_tiles<E, false, P_K_FAST>(
       smem, p_hi, r, rows, cols, reduce,
-      [&](float (&acc)[E::ACC_M][E::ACC_N], int m0, int n0, auto&& start_next) {
+      [&](float (&acc)[E::ACC_M][E::ACC_N], int m0, int n0) {
         unscale<E>(acc, p_scale, nullptr, rows, cols, m0, n0);
         if constexpr (E::OUT_STAGE_ROWS > 0) {
           if (out.ok) {
-            if constexpr (can_pack_tile<E>()) {
-              // The tile rounded to 16 bits in registers frees acc: the next tile's first products run while
-              // this one's passes are staged and stored.
-              const PackedTile<E> packed = pack_tile<E>(acc);
-              start_next();
-              store_bulk<E>(out.map, m0, n0, E::out_stage(smem),
-                            [&](char* buffer, int r0) { stage_packed_rows<E>(packed, buffer, r0); });
-            } else {
-              store_bulk<E>(out.map, m0, n0, E::out_stage(smem),
-                            [&](char* buffer, int r0) { stage_rows<E>(acc, buffer, r0); });
-            }
+            store_fragments_bulk<E>(acc, out.map, m0, n0, E::out_stage(smem));
             return;
           }
         }
@@ -3215,7 +3149,7 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_forward_persistent_kernel
   const int N = FIXED_N ? FIXED_N : a.N, K = FIXED_K ? FIXED_K : a.K;
   persistent_tiles<E, true, true>(
       smem, p_hi, r, a.M, N, K,
-      [&](float (&acc)[E::ACC_M][E::ACC_N], int m0, int n0, auto&&) {  // (acc is needed to the end)
+      [&](float (&acc)[E::ACC_M][E::ACC_N], int m0, int n0) {
         wgmma_forward_epilogue<E>(acc, smem, a, p_scale, r_scale, N, m0, n0);
       },
       [] {});

@@ -88,8 +88,8 @@ def test_half_module_matches_the_reference_in_its_dtype(dtype, shape, dist, engi
 
 # Layers whose backward GEMMs run several output tiles a block on the persistent wgmma kernels (dW: hidden/256 x
 # input/128 tiles, each over the batch; dx at batch 1000: 4 x 65 tiles, each over hidden), each tile of 1, 2, 3 or
-# many k tiles, partial at every edge: a tile's first products run while the one before it is still being stored
-# (Wgmma::begin_tile, started by the store epilogue once it has packed its tile).
+# many k tiles (fewer than the ring's stages, or more), partial at every edge: one ring carries a block's tiles,
+# the producer loading the next tile's stages while the consumers store the last one's.
 OVERLAP_SHAPES = [(37, 4000, 4104, 513), (100, 4000, 4104, 513), (150, 4000, 4104, 513), (1000, 8200, 1032, 129)]
 
 
