@@ -96,7 +96,7 @@ OVERLAP_SHAPES = [(37, 4000, 4104, 513), (100, 4000, 4104, 513), (150, 4000, 410
 @pytest.mark.skipif(not gpu_available() or torch.cuda.get_device_capability() != (9, 0),
                     reason="needs an sm_90 GPU (wgmma)")
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
-def test_backward_tiles_started_under_their_predecessors_stores(dtype, tmp_path):
+def test_several_tiles_a_block_on_the_persistent_backward_gemms(dtype, tmp_path):
     paths = {s[1:]: fusegen.write_module(fusegen.plan(fusegen.Spec(*s[1:], dtype=dtype), fixed_sizes=False,
                                                       **ENGINES["wgmma"]), tmp_path) for s in OVERLAP_SHAPES}
     prebuild(sorted(set(paths.values())))
