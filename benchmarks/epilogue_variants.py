@@ -86,17 +86,21 @@ VARIANTS = {
                            "wgmma_forward_persistent_kernel",
                            "if (!err && sc.split == 0) {\n        err = launch_wgmma<true, true, true>("
                            "wgmma_forward_persistent_kernel")]),
+    "fwd_tile_a_block_staged": ("nothing: the 16-bit forward with staged stores one tile a block, not persistent",
+                                [("if (!err && staged) {  // (else one tile a block",
+                                  "if (!err && staged && M < 0) {  // (else one tile a block")]),
     "no_fwd_epilogue": ("the wgmma forward's whole epilogue: unscale (scaled planes), the GroupNorm and the chain, "
                         "its stores",
-                        [("int m0, int n0) {\n  (void)smem;\n",
-                          "int m0, int n0) {\n  (void)smem;\n  if (acc[0][0] != 1234.5f) return;\n")]),
+                        [("  (void)smem;\n  (void)maps;\n",
+                          "  (void)smem;\n  (void)maps;\n  if (acc[0][0] != 1234.5f) return;\n")]),
     # the GroupNorm-on-fragments epilogue's global stores of z and the output left out, their arithmetic kept
     # (an empty asm takes each value): the stores' share of the forward's epilogue
     "no_fwd_stores": ("the forward's z and output stores (the fragment GroupNorm; its arithmetic kept)",
-                      [("          a.out[o] = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[e], "
-                        "beta[e]), row, col, a.st));\n          if (a.z) a.z[o] = to_op(zv[b][e]);\n",
-                        "          const float kept = post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[e], "
-                        "beta[e]), row, col, a.st);\n          asm volatile(\"\" ::\"f\"(kept), \"f\"(zv[b][e]));\n")]),
+                      [("            a.out[o] = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[q + e], "
+                        "beta[q + e]), row, col,\n                                       a.st));\n"
+                        "            if (a.z) a.z[o] = to_op(zv[b][e]);\n",
+                        "            const float kept = post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[q + e], "
+                        "beta[q + e]), row, col, a.st);\n            asm volatile(\"\" ::\"f\"(kept), \"f\"(zv[b][e]));\n")]),
     # the one-pass GroupNorm backward with fp32 statistics past its 4 blocks an SM (Plan.gn_backward_blocks): one row
     # in flight a thread, 5 or 6 blocks (48 / 40 registers, no spills; 5 with two rows spills)
     **{f"gn_bwd_b{b}_r1": (f"nothing: the one-pass GroupNorm backward at {b} blocks an SM, one row in flight",
@@ -157,6 +161,16 @@ VARIANTS = {
     "stages_3_out_rows_128": ("nothing: 3 ring stages and the output stage 128 rows a pass (a 256-row tile in two)",
                               [("static constexpr int STAGES = 4;", "static constexpr int STAGES = 3;"),
                                ("out_stage_rows(8192 / OUT_ROW_BYTES", "out_stage_rows(16384 / OUT_ROW_BYTES")]),
+    # the 16-bit forward's epilogue, instruction by instruction (session 44 run 3: 5766 warp instructions a warp a
+    # tile, a quarter of its stalls waiting for instructions): rsqrtf without its denormal path (4 instructions a
+    # row; every gn_rstd(float) of the module: right where m2 / count + eps >= FLT_MIN), and the group sums started
+    # at -0, which the compiler folds (0 + v is not v for v = -0; a zero sum's sign may change)
+    "fwd_rstd_ftz": ("nothing: the float statistics' rsqrt flushing denormals (one MUFU a row)",
+                     [("float gn_rstd(float m2, int count, float eps) { return rsqrtf(m2 * (1.f / count) + eps); }",
+                       "float gn_rstd(float m2, int count, float eps) {\n  float r;\n  asm(\"rsqrt.approx.ftz.f32 %0, "
+                       "%1;\" : \"=f\"(r) : \"f\"(m2 * (1.f / count) + eps));\n  return r;\n}")]),
+    "fwd_sums_neg_zero": ("nothing: the fragment GroupNorm's row sums started at -0",
+                          [("        s[b] = 0;\n", "        s[b] = -0.f;\n")]),
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])
@@ -172,16 +186,23 @@ def main():
     ap.add_argument("--precision", default="3xtf32", help="float32 layers: 3xtf32 (the default), tf32 or fp32")
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--check", metavar="GPU", help="no GPU needed: plan for this GPU name on sm_90, say which "
+                    "variants' texts the module holds, and stop")
     args = ap.parse_args()
     input_size, hidden, groups = (int(v) for v in args.init.split(","))
     dtype = getattr(torch, args.dtype)
     spec = fusegen.Spec(input_size, hidden, groups, dtype=args.dtype,
                         **({"precision": args.precision} if args.dtype == "float32" else {}))
-    p = fusegen.plan(spec, gpu=torch.cuda.get_device_name(), arch=torch.cuda.get_device_capability(),
-                     batch=args.batch)
+    gpu, arch = (args.check, (9, 0)) if args.check else (torch.cuda.get_device_name(), torch.cuda.get_device_capability())
+    p = fusegen.plan(spec, gpu=gpu, arch=arch, batch=args.batch)
     print(f"{p.module_name}: {p.summary}", flush=True)
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-variants-"))
     text = write_module(p, workdir).read_text()
+    if args.check:
+        for name in args.variants.split(","):
+            missing = [old for old, _ in VARIANTS[name][1] if old not in text]
+            print(f"{name:36s} {'ok' if not missing else 'MISSING ' + repr(missing[0][:60])}")
+        return
     paths = {}
     for name in args.variants.split(","):
         edited = text
