@@ -43,6 +43,26 @@ def opcode(source):
     return source.split()[0] if source else "?"
 
 
+def summarize(header, rows, regions):
+    """Per region (label, start, end offsets): samples, instructions executed, samples by stall reason, and
+    executed instructions and samples by opcode."""
+    ix = {c: i for i, c in enumerate(header)}
+    stalls = [c for c in header if c.startswith("stall_") and "Not Issued" not in c]
+    base = int(rows[0][0], 16)
+    out = {}
+    for label, start, end in regions:
+        inside = [r for r in rows if start <= int(r[0], 16) - base < end]
+        by_op, op_samples = collections.Counter(), collections.Counter()
+        for r in inside:
+            by_op[opcode(r[1])] += int(r[ix[EXECUTED]] or 0)
+            op_samples[opcode(r[1])] += int(r[ix[SAMPLES]])
+        out[label] = {"samples": sum(int(r[ix[SAMPLES]]) for r in inside),
+                      "executed": sum(by_op.values()),
+                      "stalls": collections.Counter({c[6:]: sum(int(r[ix[c]]) for r in inside) for c in stalls}),
+                      "ops": by_op, "op_samples": op_samples}
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
@@ -52,14 +72,15 @@ def main():
     ap.add_argument("--ops", type=int, default=20, help="opcodes listed a region")
     ap.add_argument("--list", action="store_true", help="every instruction with samples, in order")
     args = ap.parse_args()
-    name = next(k for k in kernels(args.csv) if re.search(args.kernel, k))
-    header, rows = kernels(args.csv)[name]
+    found = kernels(args.csv)
+    name = next(k for k in found if re.search(args.kernel, k))
+    header, rows = found[name]
     ix = {c: i for i, c in enumerate(header)}
-    stalls = [c for c in header if c.startswith("stall_") and "Not Issued" not in c]
-    base = int(rows[0][0], 16)
     total = sum(int(r[ix[SAMPLES]]) for r in rows)
     print(f"{name[:110]}\n{total} samples")
     if args.list:
+        stalls = [c for c in header if c.startswith("stall_") and "Not Issued" not in c]
+        base = int(rows[0][0], 16)
         for r in rows:
             if int(r[ix[SAMPLES]]):
                 top = max(stalls, key=lambda c: int(r[ix[c]]))
@@ -67,20 +88,13 @@ def main():
                       f"{r[1].strip()[:70]}")
     regions = [(n, *(int(v, 16) for v in span.split("-"))) for n, span in
                (part.split(":") for part in args.regions.split(",") if part)]
-    for label, start, end in regions:
-        inside = [r for r in rows if start <= int(r[0], 16) - base < end]
-        samples = sum(int(r[ix[SAMPLES]]) for r in inside)
-        executed = sum(int(r[ix[EXECUTED]] or 0) for r in inside)
-        by_stall = collections.Counter({c[6:]: sum(int(r[ix[c]]) for r in inside) for c in stalls})
-        by_op, op_samples = collections.Counter(), collections.Counter()
-        for r in inside:
-            by_op[opcode(r[1])] += int(r[ix[EXECUTED]] or 0)
-            op_samples[opcode(r[1])] += int(r[ix[SAMPLES]])
+    for (label, start, end), r in zip(regions, summarize(header, rows, regions).values()):
+        samples, executed = r["samples"], r["executed"]
         print(f"\n{label} [{start:x}, {end:x}): {samples} samples ({100 * samples / max(total, 1):.1f}%), "
               f"{executed / args.per:.1f} instructions executed (/ {args.per:g})")
-        print("  stalls: " + ", ".join(f"{c} {100 * v / max(samples, 1):.0f}%" for c, v in by_stall.most_common(6)))
-        for op, v in by_op.most_common(args.ops):
-            print(f"  {op:24s} {v / args.per:9.1f}  {100 * v / max(executed, 1):5.1f}%  samples {op_samples[op]}")
+        print("  stalls: " + ", ".join(f"{c} {100 * v / max(samples, 1):.0f}%" for c, v in r["stalls"].most_common(6)))
+        for op, v in r["ops"].most_common(args.ops):
+            print(f"  {op:24s} {v / args.per:9.1f}  {100 * v / max(executed, 1):5.1f}%  samples {r['op_samples'][op]}")
 
 
 if __name__ == "__main__":
