@@ -171,6 +171,38 @@ VARIANTS = {
                        "%1;\" : \"=f\"(r) : \"f\"(m2 * (1.f / count) + eps));\n  return r;\n}")]),
     "fwd_sums_neg_zero": ("nothing: the fragment GroupNorm's row sums started at -0",
                           [("        s[b] = 0;\n", "        s[b] = -0.f;\n")]),
+    # the one-pass GroupNorm backward's statistics kept as loaded (fp64) in the prefetched batch and converted where
+    # used: converted in load_batch, the conversion waited for the load at once, and 40% of the loop's samples sat
+    # on those F2F.F32.F64 (Nsight Compute, session 44 run 3). The same arithmetic: the same results expected.
+    "gn_bwd_stats_raw": ("nothing: the one-pass GroupNorm backward's statistics converted at their use, not load",
+                         [("    stat_t mean[R], rstd[R];\n", "    double mean[R], rstd[R];  // (as loaded)\n"),
+                          ("b.mean[i] = on ? (stat_t)a.mean[so] : stat_t(0);", "b.mean[i] = on ? a.mean[so] : 0.0;"),
+                          ("b.rstd[i] = on ? (stat_t)a.rstd[so] : stat_t(0);", "b.rstd[i] = on ? a.rstd[so] : 0.0;"),
+                          ("const stat_t du = cur.rstd[i] * (", "const stat_t du = (stat_t)cur.rstd[i] * (")]),
+    # ... and z and grad_out kept as loaded too (16-bit: the widening after a load waited for it likewise); the raw
+    # pair load beside load_pair
+    "gn_bwd_batch_raw": ("nothing: the one-pass GroupNorm backward's batch kept as loaded, converted at its use",
+                         [("// Two neighbours in one load (p aligned to two elements).\n",
+                           "template <typename T>\n__device__ __forceinline__ void load_two(const T* p, T& a, T& b) {\n"
+                           "  struct alignas(2 * sizeof(T)) Pair { T v[2]; };\n"
+                           "  const Pair pair = *reinterpret_cast<const Pair*>(p);\n  a = pair.v[0];\n  b = pair.v[1];\n}\n"
+                           "// Two neighbours in one load (p aligned to two elements).\n"),
+                          ("    float z[R][CH], grad[R][CH];\n    stat_t mean[R], rstd[R];\n",
+                           "    z_t z[R][CH];\n    out_t grad[R][CH];\n    double mean[R], rstd[R];  // (as loaded)\n"),
+                          ("b.mean[i] = on ? (stat_t)a.mean[so] : stat_t(0);", "b.mean[i] = on ? a.mean[so] : 0.0;"),
+                          ("b.rstd[i] = on ? (stat_t)a.rstd[so] : stat_t(0);", "b.rstd[i] = on ? a.rstd[so] : 0.0;"),
+                          ("for (int e = 0; e < CH; ++e) b.z[i][e] = b.grad[i][e] = 0.f;",
+                           "for (int e = 0; e < CH; ++e) b.z[i][e] = to_type<z_t>(0.f), b.grad[i][e] = to_type<out_t>(0.f);"),
+                          ("load_pair(a.z + zo, b.z[i][0], b.z[i][CH - 1]);", "load_two(a.z + zo, b.z[i][0], b.z[i][CH - 1]);"),
+                          ("else if (on) b.z[i][0] = to_f32(a.z[zo]);", "else if (on) b.z[i][0] = a.z[zo];"),
+                          ("load_pair(a.grad_out + go, b.grad[i][0], b.grad[i][CH - 1]);",
+                           "load_two(a.grad_out + go, b.grad[i][0], b.grad[i][CH - 1]);"),
+                          ("b.grad[i][e] = to_f32(a.grad_out[go + e * sg1]);", "b.grad[i][e] = a.grad_out[go + e * sg1];"),
+                          ("const float u = pre_fwd(cur.z[i][e], row, c + e, a.st);",
+                           "const float u = pre_fwd(to_f32(cur.z[i][e]), row, c + e, a.st);"),
+                          ("dy[i][e] = post_bwd(cur.grad[i][e], ", "dy[i][e] = post_bwd(to_f32(cur.grad[i][e]), "),
+                          ("const float zv = cur.z[i][e], u = pre_fwd(zv, ", "const float zv = to_f32(cur.z[i][e]), u = pre_fwd(zv, "),
+                          ("const stat_t du = cur.rstd[i] * (", "const stat_t du = (stat_t)cur.rstd[i] * (")]),
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])
