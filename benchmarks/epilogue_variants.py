@@ -169,6 +169,14 @@ VARIANTS = {
                      [("float gn_rstd(float m2, int count, float eps) { return rsqrtf(m2 * (1.f / count) + eps); }",
                        "float gn_rstd(float m2, int count, float eps) {\n  float r;\n  asm(\"rsqrt.approx.ftz.f32 %0, "
                        "%1;\" : \"=f\"(r) : \"f\"(m2 * (1.f / count) + eps));\n  return r;\n}")]),
+    # the staged (16-bit) fragment GroupNorm's xhat from the variance's v - mean (fp32 statistics: the same value
+    # gn_xhat's __fsub_rn computes again; one FADD a value less). bf16 / fp16 modules only: the fp32 branch keeps v.
+    "fwd_xhat_from_d": ("nothing: the staged fragment GroupNorm's xhat from the variance's v - mean",
+                        [("for (int e = 0; e < VPT; ++e) { const stat_t d = v[b][e] - s[b]; m2[b] = fma(d, d, m2[b]); }",
+                          "for (int e = 0; e < VPT; ++e) { const stat_t d = v[b][e] - s[b]; m2[b] = fma(d, d, m2[b]); "
+                          "v[b][e] = (float)d; }"),
+                         ("y[e][b] = post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), ",
+                          "y[e][b] = post_fwd(gn_affine(__fmul_rn(v[b][e], rstd), ")]),
     "fwd_sums_neg_zero": ("nothing: the fragment GroupNorm's row sums started at -0",
                           [("        s[b] = 0;\n", "        s[b] = -0.f;\n")]),
     # the one-pass GroupNorm backward's statistics kept as loaded (fp64) in the prefetched batch and converted where
