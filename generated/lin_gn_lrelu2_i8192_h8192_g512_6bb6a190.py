@@ -2584,11 +2584,11 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
       for (int o = 4; o < 4 * SPAN; o *= 2)
 #pragma unroll
         for (int b = 0; b < ROWS_IN_FLIGHT; ++b) m2[b] += __shfl_xor_sync(0xffffffffu, m2[b], o);
-      stat_t rstd_s[ROWS_IN_FLIGHT];  // (s[b] is the mean now)
-#pragma unroll
-      for (int b = 0; b < ROWS_IN_FLIGHT; ++b) rstd_s[b] = gn_rstd(m2[b], GW, a.eps);
-      if (a.mean && col0 < N) store_group_stats<E, SPAN>(a, s, rstd_s, M, G, m0, i0, col0);  // (null: not kept for backward)
       if constexpr (STAGE) {
+        stat_t rstd_s[ROWS_IN_FLIGHT];  // (s[b] is the mean now)
+#pragma unroll
+        for (int b = 0; b < ROWS_IN_FLIGHT; ++b) rstd_s[b] = gn_rstd(m2[b], GW, a.eps);
+        if (a.mean && col0 < N) store_group_stats<E, SPAN>(a, s, rstd_s, M, G, m0, i0, col0);  // (null: not kept)
         if (q == 0 && i0 % PASS == 0) {
           // the pass's buffers free: the stores of the one before have read them (the statistics above ran
           // meanwhile)
@@ -2613,11 +2613,20 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
           if (a.z) stage_block<z_t>(zt[e], z_at[q + e], 4 * i0 - r0);
         }
       } else {
+        // (fp32 outputs, their stores from the fragments: statistics from the group's first lane, row by row, as
+        // store_group_stats's array of the block's rstd spilled under these registers: tests/test_compile.py, tf32)
+        const bool first = ((threadIdx.x % 32) / 4) % SPAN == 0;
 #pragma unroll
         for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
           const int row = m0 + E::row(i0 + b);
           if (row >= M || col0 >= N) continue;
-          const float mean = (float)s[b], rstd = (float)rstd_s[b];
+          const stat_t mean_s = s[b], rstd_s = gn_rstd(m2[b], GW, a.eps);
+          const float mean = (float)mean_s, rstd = (float)rstd_s;
+          if (first && a.mean) {  // (null: not kept for backward)
+            const long long group = (long long)row * G + col0 / GW;
+            a.mean[group] = mean_s;
+            a.rstd[group] = rstd_s;
+          }
 #pragma unroll
           for (int e = 0; e < VPT; ++e) {
             const int col = n0 + E::col(q + e);
