@@ -43,7 +43,8 @@ VARIANTS = {
     "no_z": ("the forward's z store (the backward's input)",
              [("if (a.z) a.z[o] = to_op(zv[b][e]);", "")]),
     "no_stats": ("the forward's mean / rstd stores",
-                 [("      a.mean[group] = m;\n", "\n"), ("      a.rstd[group] = r;\n", "\n")]),
+                 [("      a.mean[group] = m;\n", "\n"), ("      a.rstd[group] = r;\n", "\n"),
+                  ("a.mean[group] = mean_s;", ""), ("a.rstd[group] = rstd_s;", "")]),
     # (the value's arithmetic sinks into the branch that never runs: out's arithmetic and store both leave)
     "no_out": ("the forward's output: its normalize, affine, stages and store",
                [("a.out[o] = to_out(", "if (o == -7) a.out[o] = to_out(")]),
