@@ -30,12 +30,23 @@ GN_NO_STATS_LOAD = [("b.mean[i] = on ? (stat_t)a.mean[so] : stat_t(0);",
                      "b.mean[i] = on ? stat_t(0.25) : stat_t(0);"),
                     ("b.rstd[i] = on ? (stat_t)a.rstd[so] : stat_t(0);",
                      "b.rstd[i] = on ? stat_t(1.5) : stat_t(0);")]
-GN_NO_GRAD_LOAD = [("load_pair(a.grad_out + go, b.grad[i][0], b.grad[i][CH - 1]);",
-                    "b.grad[i][0] = b.z[i][0], b.grad[i][CH - 1] = b.z[i][CH - 1];"),
-                   ("for (int e = 0; e < CH; ++e) b.grad[i][e] = to_f32(a.grad_out[go + e * sg1]);",
-                    "for (int e = 0; e < CH; ++e) b.grad[i][e] = b.z[i][e];")]
-GN_NO_DZ_STORE = [("        store_two(a.dz + zo, dz[0], dz[CH - 1]);",
-                   "        if (row < 0) store_two(a.dz + zo, dz[0], dz[CH - 1]);")]
+# (z's registers read as the gradient: modules whose z and grad_out share a type, as the 16-bit ones)
+GN_NO_GRAD_LOAD = [("b.grad[i] = on ? load_vec<CH>(a.grad_out + go) : Vec<CH, out_t>{};", "b.grad[i] = b.z[i];"),
+                   ("if (on) b.grad[i].v[e] = a.grad_out[go + e * sg1];", "b.grad[i].v[e] = b.z[i].v[e];")]
+GN_NO_DZ_STORE = [("      store_vec(a.dz + zo, dz);", "      if (row < 0) store_vec(a.dz + zo, dz);")]
+# the one-pass GroupNorm backward's geometry as the 16-bit modules compile it (Plan.gn_backward_channels, _rows,
+# _blocks) and its chunks of rows (gn_backward_chunks: one wave of blocks)
+GN_16 = ("constexpr int ONE_CH = 8;", "constexpr int ONE_MIN_BLOCKS = 2;", "constexpr int ONE_ROWS_IN_FLIGHT = 2;",
+         "(long long)sm_count() * ONE_MIN_BLOCKS / blocks_wide")
+
+
+def gn_geometry(ch, blocks, rows, waves=1):
+    """The one-pass GroupNorm backward of a 16-bit module at ch channels a thread, blocks an SM, rows in flight and
+    chunks for `waves` waves of blocks."""
+    return [(GN_16[0], f"constexpr int ONE_CH = {ch};"), (GN_16[1], f"constexpr int ONE_MIN_BLOCKS = {blocks};"),
+            (GN_16[2], f"constexpr int ONE_ROWS_IN_FLIGHT = {rows};"),
+            (GN_16[3], f"(long long)sm_count() * ONE_MIN_BLOCKS * {waves} / blocks_wide")]
+
 
 # variant -> (what it leaves out, [(text in the module, its replacement)]); each text must occur
 VARIANTS = {
@@ -102,12 +113,15 @@ VARIANTS = {
                         "            if (a.z) a.z[o] = to_op(zv[b][e]);\n",
                         "            const float kept = post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[q + e], "
                         "beta[q + e]), row, col, a.st);\n            asm volatile(\"\" ::\"f\"(kept), \"f\"(zv[b][e]));\n")]),
-    # the one-pass GroupNorm backward with fp32 statistics past its 4 blocks an SM (Plan.gn_backward_blocks): one row
-    # in flight a thread, 5 or 6 blocks (48 / 40 registers, no spills; 5 with two rows spills)
-    **{f"gn_bwd_b{b}_r1": (f"nothing: the one-pass GroupNorm backward at {b} blocks an SM, one row in flight",
-                           [("constexpr int ONE_MIN_BLOCKS = 4;", f"constexpr int ONE_MIN_BLOCKS = {b};"),
-                            ("constexpr int ONE_ROWS_IN_FLIGHT = 2;", "constexpr int ONE_ROWS_IN_FLIGHT = 1;")])
-       for b in (4, 5, 6)},
+    # the one-pass GroupNorm backward's channels a thread, blocks an SM, rows in flight, and chunks for w waves of
+    # blocks (ptxas -v, bf16: 8 channels take ~125 registers, and at 3 blocks with one row 12-116 bytes spill; 4
+    # with two rows ~79, with one ~60). Session 45 runs 2-3 with chunks for 2^18 threads (8 channels: 32 chunks,
+    # 4: 16, 2: 8): 2 / 4 / 2 24.9 us, 4 / 3 / 2 23.3, 4 / 4 / 1 22.1, 8 / 2 / 2 27.6; 8 / 2 / 2 in 8 chunks 19.3.
+    **{f"gn_bwd_ch{c}_b{b}_r{r}" + (f"_w{w}" if w != 1 else ""): (
+        f"nothing: the one-pass GroupNorm backward at {c} channels a thread, {b} blocks an SM, {r} rows in flight, "
+        f"chunks for {w} waves", gn_geometry(c, b, r, w))
+       for c, b, r, w in ((2, 4, 2, 1), (2, 4, 2, 2), (4, 4, 1, 1), (8, 2, 2, 2), (8, 3, 1, 1), (8, 2, 1, 1),
+                          (8, 2, 3, 1))},
     # the one-pass GroupNorm backward piece by piece (session 41: its time, ~32-34 us on the H200, moved with none of
     # its geometry: vector width, blocks an SM, rows at once, waves; tests/gpu-results/h200-2026-11-28-s41)
     "gn_bwd_no_shuffle": ("the one-pass GroupNorm backward's shuffles (each lane's own sums: dz wrong)", GN_NO_SHUFFLE),
@@ -120,29 +134,16 @@ VARIANTS = {
     "gn_bwd_z_and_dz_only": ("the one-pass GroupNorm backward's shuffles and its loads of the statistics and "
                              "grad_out (z's loads, the arithmetic and dz's stores remain)",
                              GN_NO_SHUFFLE + GN_NO_STATS_LOAD + GN_NO_GRAD_LOAD),
-    # the one-pass GroupNorm backward's walk down the rows: chunks of rows (gn_backward_chunks asks for 2^18
-    # threads in all: at the headline 8 chunks of 128 rows, 16 rows a thread in two waves); 2^19 and 2^20 make the
-    # walks 8 and 4 rows (more partial sums for the combine), 2^17 32 rows in one wave (session 42: the kernel took
-    # the same ~33 us in bf16 as in tf32 with twice the bytes, so a thread's serial walk is the suspect)
-    **{f"gn_bwd_threads_2e{e}": (f"nothing: the one-pass GroupNorm backward's chunks sized for 2^{e} threads",
-                                 [("(1ll << 18) / (blocks_wide * ROW_THREADS)",
-                                   f"(1ll << {e}) / (blocks_wide * ROW_THREADS)")])
-       for e in (17, 19, 20)},
-    "gn_bwd_threads_2e20_z_and_dz_only": ("gn_bwd_z_and_dz_only's pieces, with chunks sized for 2^20 threads",
-                                          GN_NO_SHUFFLE + GN_NO_STATS_LOAD + GN_NO_GRAD_LOAD
-                                          + [("(1ll << 18) / (blocks_wide * ROW_THREADS)",
-                                              "(1ll << 20) / (blocks_wide * ROW_THREADS)")]),
-    # more rows in flight a thread (its loads are what it waits on: long scoreboard, session 38), fewer blocks an SM
-    # for the registers they take
-    **{f"gn_bwd_b{b}_r{r}": (f"nothing: the one-pass GroupNorm backward at {b} blocks an SM, {r} rows in flight",
-                             [("constexpr int ONE_MIN_BLOCKS = 4;", f"constexpr int ONE_MIN_BLOCKS = {b};"),
-                              ("constexpr int ONE_ROWS_IN_FLIGHT = 2;", f"constexpr int ONE_ROWS_IN_FLIGHT = {r};")])
-       for b, r in ((4, 4), (3, 4), (2, 4), (2, 8), (3, 3))},
+    # the one-pass GroupNorm backward's walk down the rows: gn_backward_chunks sizes the chunks for one wave of
+    # blocks (session 42 asked whether a thread's serial walk was the limit, with chunks for 2^17-2^20 threads)
+    "gn_bwd_threads_4_waves_z_and_dz_only": ("gn_bwd_z_and_dz_only's pieces, with chunks for 4 waves of blocks",
+                                             GN_NO_SHUFFLE + GN_NO_STATS_LOAD + GN_NO_GRAD_LOAD
+                                             + [(GN_16[3], "(long long)sm_count() * ONE_MIN_BLOCKS * 4 / blocks_wide")]),
     # where z comes from: grad_out's buffer read as z (written by the harness long before, not by the step's
     # forward just before), and z read with nothing written (z_and_dz_only without dz's stores)
     "gn_bwd_z_from_grad": ("nothing but z's source: the one-pass GroupNorm backward reads grad_out as z",
-                           [("load_pair(a.z + zo, b.z[i][0], b.z[i][CH - 1]);",
-                             "load_pair(reinterpret_cast<const z_t*>(a.grad_out) + zo, b.z[i][0], b.z[i][CH - 1]);")]),
+                           [("b.z[i] = on ? load_vec<CH>(a.z + zo)",
+                             "b.z[i] = on ? load_vec<CH>(reinterpret_cast<const z_t*>(a.grad_out) + zo)")]),
     "gn_bwd_z_only": ("gn_bwd_z_and_dz_only's pieces and dz's stores (z's loads and the arithmetic remain)",
                       GN_NO_SHUFFLE + GN_NO_STATS_LOAD + GN_NO_GRAD_LOAD + GN_NO_DZ_STORE),
     # the one-pass kernel is issue-bound (Nsight Compute, session 42 run 8: issue slots 73% busy, ~91 instructions an
@@ -151,7 +152,7 @@ VARIANTS = {
     "gn_bwd_no_col_sums": ("the one-pass GroupNorm backward's column sums (the parameters' gradients)",
                            [("        sums[e][0] = fma((stat_t)dy[i][e], xhat_d, sums[e][0]);\n"
                              "        sums[e][1] += dy[i][e];\n"
-                             "        sums[e][2] += to_f32(dz[e]);  // the bias's gradient sums dz as the GEMMs read it\n",
+                             "        sums[e][2] += to_f32(dz.v[e]);  // the bias's gradient sums dz as the GEMMs read it\n",
                              "")]),
     # the 16-bit engine's output stage for the persistent GEMMs' bulk stores: rows a pass (a buffer; two a
     # consumer warpgroup), and the ring's stages that make room for bigger ones (4 stages leave 64 rows in bf16)
@@ -164,22 +165,13 @@ VARIANTS = {
                                ("out_stage_rows(8192 / OUT_ROW_BYTES", "out_stage_rows(16384 / OUT_ROW_BYTES")]),
     # the 16-bit forward's epilogue, instruction by instruction (session 44 run 3: 5766 warp instructions a warp a
     # tile, a quarter of its stalls waiting for instructions): rsqrtf without its denormal path (4 instructions a
-    # row; every gn_rstd(float) of the module: right where m2 / count + eps >= FLT_MIN), and the group sums started
-    # at -0, which the compiler folds (0 + v is not v for v = -0; a zero sum's sign may change)
+    # row; every gn_rstd(float) of the module: right where m2 / count + eps >= FLT_MIN; session 45: -2.2 us, not
+    # taken, as eps may be 0). The sums started at -0 and xhat from the variance's v - mean (-1.3, -2.3) are the
+    # template's since session 45.
     "fwd_rstd_ftz": ("nothing: the float statistics' rsqrt flushing denormals (one MUFU a row)",
                      [("float gn_rstd(float m2, int count, float eps) { return rsqrtf(m2 * (1.f / count) + eps); }",
                        "float gn_rstd(float m2, int count, float eps) {\n  float r;\n  asm(\"rsqrt.approx.ftz.f32 %0, "
                        "%1;\" : \"=f\"(r) : \"f\"(m2 * (1.f / count) + eps));\n  return r;\n}")]),
-    # the staged (16-bit) fragment GroupNorm's xhat from the variance's v - mean (fp32 statistics: the same value
-    # gn_xhat's __fsub_rn computes again; one FADD a value less). bf16 / fp16 modules only: the fp32 branch keeps v.
-    "fwd_xhat_from_d": ("nothing: the staged fragment GroupNorm's xhat from the variance's v - mean",
-                        [("for (int e = 0; e < VPT; ++e) { const stat_t d = v[b][e] - s[b]; m2[b] = fma(d, d, m2[b]); }",
-                          "for (int e = 0; e < VPT; ++e) { const stat_t d = v[b][e] - s[b]; m2[b] = fma(d, d, m2[b]); "
-                          "v[b][e] = (float)d; }"),
-                         ("y[e][b] = post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), ",
-                          "y[e][b] = post_fwd(gn_affine(__fmul_rn(v[b][e], rstd), ")]),
-    "fwd_sums_neg_zero": ("nothing: the fragment GroupNorm's row sums started at -0",
-                          [("        s[b] = 0;\n", "        s[b] = -0.f;\n")]),
     # the one-pass GroupNorm backward's statistics kept as loaded (fp64) in the prefetched batch and converted where
     # used: converted in load_batch, the conversion waited for the load at once, and 40% of the loop's samples sat
     # on those F2F.F32.F64 (Nsight Compute, session 44 run 3). The same arithmetic: the same results expected.
@@ -187,30 +179,6 @@ VARIANTS = {
                          [("    stat_t mean[R], rstd[R];\n", "    double mean[R], rstd[R];  // (as loaded)\n"),
                           ("b.mean[i] = on ? (stat_t)a.mean[so] : stat_t(0);", "b.mean[i] = on ? a.mean[so] : 0.0;"),
                           ("b.rstd[i] = on ? (stat_t)a.rstd[so] : stat_t(0);", "b.rstd[i] = on ? a.rstd[so] : 0.0;"),
-                          ("const stat_t du = cur.rstd[i] * (", "const stat_t du = (stat_t)cur.rstd[i] * (")]),
-    # ... and z and grad_out kept as loaded too (16-bit: the widening after a load waited for it likewise); the raw
-    # pair load beside load_pair
-    "gn_bwd_batch_raw": ("nothing: the one-pass GroupNorm backward's batch kept as loaded, converted at its use",
-                         [("// Two neighbours in one load (p aligned to two elements).\n",
-                           "template <typename T>\n__device__ __forceinline__ void load_two(const T* p, T& a, T& b) {\n"
-                           "  struct alignas(2 * sizeof(T)) Pair { T v[2]; };\n"
-                           "  const Pair pair = *reinterpret_cast<const Pair*>(p);\n  a = pair.v[0];\n  b = pair.v[1];\n}\n"
-                           "// Two neighbours in one load (p aligned to two elements).\n"),
-                          ("    float z[R][CH], grad[R][CH];\n    stat_t mean[R], rstd[R];\n",
-                           "    z_t z[R][CH];\n    out_t grad[R][CH];\n    double mean[R], rstd[R];  // (as loaded)\n"),
-                          ("b.mean[i] = on ? (stat_t)a.mean[so] : stat_t(0);", "b.mean[i] = on ? a.mean[so] : 0.0;"),
-                          ("b.rstd[i] = on ? (stat_t)a.rstd[so] : stat_t(0);", "b.rstd[i] = on ? a.rstd[so] : 0.0;"),
-                          ("for (int e = 0; e < CH; ++e) b.z[i][e] = b.grad[i][e] = 0.f;",
-                           "for (int e = 0; e < CH; ++e) b.z[i][e] = to_type<z_t>(0.f), b.grad[i][e] = to_type<out_t>(0.f);"),
-                          ("load_pair(a.z + zo, b.z[i][0], b.z[i][CH - 1]);", "load_two(a.z + zo, b.z[i][0], b.z[i][CH - 1]);"),
-                          ("else if (on) b.z[i][0] = to_f32(a.z[zo]);", "else if (on) b.z[i][0] = a.z[zo];"),
-                          ("load_pair(a.grad_out + go, b.grad[i][0], b.grad[i][CH - 1]);",
-                           "load_two(a.grad_out + go, b.grad[i][0], b.grad[i][CH - 1]);"),
-                          ("b.grad[i][e] = to_f32(a.grad_out[go + e * sg1]);", "b.grad[i][e] = a.grad_out[go + e * sg1];"),
-                          ("const float u = pre_fwd(cur.z[i][e], row, c + e, a.st);",
-                           "const float u = pre_fwd(to_f32(cur.z[i][e]), row, c + e, a.st);"),
-                          ("dy[i][e] = post_bwd(cur.grad[i][e], ", "dy[i][e] = post_bwd(to_f32(cur.grad[i][e]), "),
-                          ("const float zv = cur.z[i][e], u = pre_fwd(zv, ", "const float zv = to_f32(cur.z[i][e]), u = pre_fwd(zv, "),
                           ("const stat_t du = cur.rstd[i] * (", "const stat_t du = (stat_t)cur.rstd[i] * (")]),
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",

@@ -102,6 +102,11 @@ MUTATIONS = (
              "*reinterpret_cast<uint4*>(dst + (r0 + r) * ldc + p * PER_PIECE) =",
              "*reinterpret_cast<uint4*>(dst + (r0 + (r ^ 1)) * ldc + p * PER_PIECE) =",
              ("tests/test_gpu_dtypes.py", "-k", "test_half_module and wgmma and not m128 and bfloat16 and 1024x1024x1024x32")),
+    Mutation("gn_vec_grad", "the one-pass GroupNorm backward reads a thread's vector of grad_out reversed (where "
+             "it loads it as one: VEC_GRAD)", "templates/epilogue/gn_backward.cuh.j2",
+             "dy[i][e] = post_bwd(to_f32(cur.grad[i].v[e]), ",
+             "dy[i][e] = post_bwd(to_f32(cur.grad[i].v[VEC_GRAD ? CH - 1 - e : e]), ",
+             ("tests/test_gpu_dtypes.py", "-k", "grad_out_layout and bfloat16")),
     Mutation("bn_running_var", "the running variance updated with the biased batch variance",
              "templates/epilogue/epilogue_cols.cuh.j2", "f * var * M / (M - 1)));", "f * var));",
              ("tests/test_gpu_batchnorm.py", "-k", "bn_relu")),

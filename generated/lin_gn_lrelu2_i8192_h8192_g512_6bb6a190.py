@@ -355,22 +355,20 @@ template <> __device__ __forceinline__ __half to_type<__half>(float v) { return 
 // ops after it that run in its type: StagePlan.rounds). Identities for float32.
 __device__ __forceinline__ float as_elem(float v) { return to_f32(to_elem(v)); }
 __device__ __forceinline__ float as_op(float v) { return to_f32(to_op(v)); }
-// Two neighbours in one load (p aligned to two elements).
-template <typename T>
-__device__ __forceinline__ void load_pair(const T* p, float& a, float& b) {
-  struct alignas(2 * sizeof(T)) Pair { T v[2]; };
-  const Pair pair = *reinterpret_cast<const Pair*>(p);
-  a = to_f32(pair.v[0]);
-  b = to_f32(pair.v[1]);
-}
+// N neighbours as one access (16 bytes: eight 16-bit values or four floats); p aligned to N elements.
+template <int N, typename T>
+struct alignas(N * sizeof(T)) Vec {
+  T v[N];
+};
+template <int N, typename T>
+__device__ __forceinline__ Vec<N, T> load_vec(const T* p) { return *reinterpret_cast<const Vec<N, T>*>(p); }
+template <int N, typename T>
+__device__ __forceinline__ void store_vec(T* p, const Vec<N, T>& v) { *reinterpret_cast<Vec<N, T>*>(p) = v; }
 // Two neighbours in one store (p aligned to two elements): 8 bytes for float32, 4 for the half types.
 template <typename T>
-__device__ __forceinline__ void store_two(T* p, T a, T b) {
-  struct alignas(2 * sizeof(T)) Pair { T v[2]; };
-  *reinterpret_cast<Pair*>(p) = Pair{ {a, b} };
+__device__ __forceinline__ void store_pair(T* p, float a, float b) {
+  store_vec<2>(p, Vec<2, T>{ {to_type<T>(a), to_type<T>(b)} });
 }
-template <typename T>
-__device__ __forceinline__ void store_pair(T* p, float a, float b) { store_two(p, to_type<T>(a), to_type<T>(b)); }
 #endif
 }  // namespace fg
 
@@ -2560,7 +2558,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
       for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
         const int row = m0 + E::row(i0 + b);
         const bool in = row < M && col0 < N;  // a group is wholly inside N or outside
-        s[b] = 0;
+        s[b] = -stat_t(0);  // (-0 + x is x: the first value costs no add)
 #pragma unroll
         for (int e = 0; e < VPT; ++e) {
           const int col = n0 + E::col(q + e);
@@ -2578,7 +2576,12 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
         s[b] /= GW;  // the mean
         m2[b] = 0;
 #pragma unroll
-        for (int e = 0; e < VPT; ++e) { const stat_t d = v[b][e] - s[b]; m2[b] = fma(d, d, m2[b]); }
+        for (int e = 0; e < VPT; ++e) {
+          const stat_t d = v[b][e] - s[b];
+          m2[b] = fma(d, d, m2[b]);
+          // fp32 statistics, staged: d is gn_xhat's z - mean to the bit, kept for it (one add a value less)
+          if constexpr (STAGE && sizeof(stat_t) == sizeof(float)) v[b][e] = d;
+        }
       }
 #pragma unroll
       for (int o = 4; o < 4 * SPAN; o *= 2)
@@ -2602,7 +2605,8 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
           const float mean = (float)s[b], rstd = (float)rstd_s[b];
 #pragma unroll
           for (int e = 0; e < VPT; ++e) {
-            y[e][b] = post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[q + e], beta[q + e]), row,
+            const float xhat = sizeof(stat_t) == sizeof(float) ? __fmul_rn(v[b][e], rstd) : gn_xhat(v[b][e], mean, rstd);
+            y[e][b] = post_fwd(gn_affine(xhat, gamma[q + e], beta[q + e]), row,
                                n0 + E::col(q + e), a.st);
             zt[e][b] = zv[b][e];
           }
@@ -2726,36 +2730,36 @@ struct BackwardArgs {
 };
 
 // ---- one pass (groups of a power of two up to 32 channels: a group's lanes share a warp) ----
-// A thread owns ONE_CH adjacent channels of one group and walks a chunk of rows, reading z and grad_out once: the
-// group's two sums by shuffles over its GW / ONE_CH lanes, dz written, the parameters' shares summed in registers
-// down the chunk. Blocks are ONE_COLS channels x ONE_ROW_LANES row lanes; each block's column sums go to
+// A thread owns ONE_CH adjacent channels of one group (Plan.gn_backward_channels) and walks a chunk of rows,
+// reading z and grad_out once, a row's ONE_CH channels as one vector: the group's two sums by shuffles over its
+// GW / ONE_CH lanes, dz written, the parameters' shares summed in registers down the chunk. Blocks are ONE_COLS
+// channels (a warp's lanes across one row) x ONE_ROW_LANES row lanes; each block's column sums go to
 // partials[sum][chunk][col], which gn_backward_combine_kernel adds in chunk order (no atomics: deterministic).
 // Replaces two passes (the per-group kernel, then the per-column one re-reading z, grad_out and dz). Its sums and
 // projection are in stat_t (double for fp32 layers, as the two-pass kernels; fp32 for 16-bit ones: the planner's
-// reason), the partials in double. It is bound by its arithmetic and shuffles more than by its bytes (perf notes
-// v0.15): two channels a thread halve the shuffles and the statistics' loads and conversions per element.
-constexpr int ONE_CH = GW >= 2 ? 2 : 1;                 // adjacent channels a thread
+// reason), the partials in double. More channels a thread share a row's statistics' loads, conversions, addresses
+// and shuffles; more warps an SM hide its loads' latency (perf notes v0.45).
+constexpr int ONE_CH = 2;  // adjacent channels a thread
 constexpr int ONE_GROUP_LANES = GW / ONE_CH;            // lanes sharing a group
-constexpr int ONE_COLS = 64, ONE_LANES = ONE_COLS / ONE_CH, ONE_ROW_LANES = ROW_THREADS / ONE_LANES;
-constexpr int ONE_ROWS_IN_FLIGHT = 2;  // rows a thread loads at once (and the next ones while these are computed)
+constexpr int ONE_COLS = 32 * ONE_CH > 64 ? 32 * ONE_CH : 64, ONE_LANES = ONE_COLS / ONE_CH;
+constexpr int ONE_ROW_LANES = ROW_THREADS / ONE_LANES;
+constexpr int ONE_ROWS_IN_FLIGHT = 2;  // rows a thread loads at once (Plan.gn_backward_rows)
 // Blocks an SM it is compiled for (its register cap; Plan.gn_backward_blocks): latency-bound, it wants warps
 constexpr int ONE_MIN_BLOCKS = 2;
 constexpr int BWD_SUMS = 3 + NCHAN;    // 0 gamma, 1 beta, 2 the Linear's bias, 3 + k the stages' parameter k
-static_assert(GW <= 32 && 32 % GW == 0, "one pass: a group within a warp");
+static_assert(GW <= 32 && 32 % GW == 0 && GW % ONE_CH == 0, "one pass: a group within a warp");
 static_assert(ONE_LANES % 32 == 0 && ROW_THREADS % ONE_LANES == 0, "a warp covers consecutive channels of one row");
 
 // Index: the type of rows and of a row's element offsets; int where every offset the kernel forms fits (the
-// launcher decides by the sizes and grad_out's strides). PAIR_GRAD: grad_out's two channels of a row in one load
-// (its columns contiguous and pairs aligned). Both are template arguments, not branches: the loop is bound by its
-// instruction issue (~91 a element, Nsight Compute; 64-bit index products cost it ~2 us at the headline), and a
-// second path through the batch's loads cost 12 us (perf notes v0.42).
-template <typename Index, bool PAIR_GRAD>
+// launcher decides by the sizes and grad_out's strides). VEC_GRAD: grad_out's ONE_CH channels of a row in one load
+// (its columns contiguous and vectors aligned). Both are template arguments, not branches: a second path through
+// the batch's loads cost 12 us (perf notes v0.42), 64-bit index products ~2 us at the headline.
+template <typename Index, bool VEC_GRAD>
 __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     gn_backward_one_pass_kernel(BackwardArgs a, double* partials, int rows_per_chunk) {
   constexpr int R = ONE_ROWS_IN_FLIGHT, CH = ONE_CH;
   // fp32 statistics (16-bit layers): xhat in stat_t is the forward's fp32 xhat, computed once
   constexpr bool FLOAT_STATS = sizeof(stat_t) == sizeof(float);
-  static_assert(!PAIR_GRAD || CH == 2, "grad_out's pairs: two channels a thread");
   __shared__ stat_t red[BWD_SUMS][ONE_ROW_LANES][ONE_COLS + 1];
   const int tx = threadIdx.x % ONE_LANES, ty = threadIdx.x / ONE_LANES;
   const int N = FIXED_N ? FIXED_N : a.N, G = N / GW, col = blockIdx.x * ONE_COLS + tx * CH;
@@ -2777,10 +2781,12 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
   for (int e = 0; e < CH; ++e)
 #pragma unroll
     for (int k = 0; k < BWD_SUMS; ++k) sums[e][k] = 0;
-  // A batch of R rows per row lane: their loads issued together, and the next batch's issued before this one's
-  // shuffles and stores.
+  // A batch of R rows per row lane, kept as loaded (16-bit values widened where used: half the registers): their
+  // loads issued together, and the next batch's issued before this one's shuffles and stores. A lane past the
+  // chunk or the width keeps zeros.
   struct Batch {
-    float z[R][CH], grad[R][CH];
+    Vec<CH, z_t> z[R];
+    Vec<CH, out_t> grad[R];
     stat_t mean[R], rstd[R];
   };
   const auto load_batch = [&](Index r0, Batch& b) {
@@ -2790,15 +2796,14 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
       const bool on = live && row < end;
       b.mean[i] = on ? (stat_t)a.mean[so] : stat_t(0);  // (the forward's stat_t values, exactly)
       b.rstd[i] = on ? (stat_t)a.rstd[so] : stat_t(0);
+      b.z[i] = on ? load_vec<CH>(a.z + zo) : Vec<CH, z_t>{};
+      if (VEC_GRAD) {
+        b.grad[i] = on ? load_vec<CH>(a.grad_out + go) : Vec<CH, out_t>{};
+      } else {
+        b.grad[i] = Vec<CH, out_t>{};
 #pragma unroll
-      for (int e = 0; e < CH; ++e) b.z[i][e] = b.grad[i][e] = 0.f;
-      if (CH == 2 && on) load_pair(a.z + zo, b.z[i][0], b.z[i][CH - 1]);
-      else if (on) b.z[i][0] = to_f32(a.z[zo]);
-      if (PAIR_GRAD && on) {
-        load_pair(a.grad_out + go, b.grad[i][0], b.grad[i][CH - 1]);
-      } else if (on) {
-#pragma unroll
-        for (int e = 0; e < CH; ++e) b.grad[i][e] = to_f32(a.grad_out[go + e * sg1]);
+        for (int e = 0; e < CH; ++e)
+          if (on) b.grad[i].v[e] = a.grad_out[go + e * sg1];
       }
     }
   };
@@ -2824,9 +2829,9 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
 #pragma unroll
         for (int k = 0; k < NCHAN; ++k) dp[i][e][k] = 0.f;
         // the forward's statistics rounded to fp32 decide the kinks, as in gn_backward_rows_kernel
-        const float u = pre_fwd(cur.z[i][e], row, c + e, a.st);
+        const float u = pre_fwd(to_f32(cur.z[i].v[e]), row, c + e, a.st);
         const float xhat = gn_xhat(u, (float)cur.mean[i], (float)cur.rstd[i]);
-        dy[i][e] = post_bwd(cur.grad[i][e], gn_affine(xhat, gamma[e], beta[e]), row, c + e, a.st, dp[i][e]);
+        dy[i][e] = post_bwd(to_f32(cur.grad[i].v[e]), gn_affine(xhat, gamma[e], beta[e]), row, c + e, a.st, dp[i][e]);
         const stat_t dxhat = (stat_t)dy[i][e] * gamma[e];
         s1[i] += dxhat;
         s2[i] = fma(dxhat, xhat_s(u, xhat, cur.mean[i], cur.rstd[i]), s2[i]);
@@ -2841,28 +2846,23 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
     for (int i = 0; i < R; ++i) {
       const Index row = r0 + i * ONE_ROW_LANES;
       if (!live || row >= end) continue;
-      op_t dz[CH], dz_lo[CH];
+      Vec<CH, op_t> dz, dz_lo;
 #pragma unroll
       for (int e = 0; e < CH; ++e) {
-        const float zv = cur.z[i][e], u = pre_fwd(zv, (int)row, c + e, a.st);  // (recomputed: registers)
+        const float zv = to_f32(cur.z[i].v[e]), u = pre_fwd(zv, (int)row, c + e, a.st);  // (recomputed: registers)
         const stat_t xhat_d = xhat_s(u, gn_xhat(u, (float)cur.mean[i], (float)cur.rstd[i]), cur.mean[i], cur.rstd[i]);
         const stat_t du = cur.rstd[i] * ((stat_t)dy[i][e] * gamma[e] - s1[i] - xhat_d * s2[i]);
-        dz[e] = to_op((float)du);
-        dz_lo[e] = to_op(FLOAT_STATS ? 0.f : (float)(du - (stat_t)(float)du));  // (fp32 du: no remainder)
+        dz.v[e] = to_op((float)du);
+        dz_lo.v[e] = to_op(FLOAT_STATS ? 0.f : (float)(du - (stat_t)(float)du));  // (fp32 du: no remainder)
         sums[e][0] = fma((stat_t)dy[i][e], xhat_d, sums[e][0]);
         sums[e][1] += dy[i][e];
-        sums[e][2] += to_f32(dz[e]);  // the bias's gradient sums dz as the GEMMs read it
+        sums[e][2] += to_f32(dz.v[e]);  // the bias's gradient sums dz as the GEMMs read it
 #pragma unroll
         for (int k = 0; k < NCHAN; ++k) sums[e][3 + k] += dp[i][e][k];
       }
       const Index zo = row * N + c;
-      if (CH == 2) {
-        store_two(a.dz + zo, dz[0], dz[CH - 1]);
-        if (a.dz_lo) store_two(a.dz_lo + zo, dz_lo[0], dz_lo[CH - 1]);
-      } else {
-        a.dz[zo] = dz[0];
-        if (a.dz_lo) a.dz_lo[zo] = dz_lo[0];
-      }
+      store_vec(a.dz + zo, dz);
+      if (a.dz_lo) store_vec(a.dz_lo + zo, dz_lo);
     }
     cur = next;
   }
@@ -2881,19 +2881,19 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
   }
 }
 
-// The parameters' gradients: each column's chunk partials added in chunk order (chunks == 0: M == 0, zeros).
+// The parameters' gradients: each column's chunk partials added in chunk order (chunks == 0: M == 0, zeros); a
+// thread a sum and column (blockIdx.y the sum), so that the GPU's SMs share them: a thread for all of a column's
+// sums left 32 blocks at hidden 8192 to walk 3 x chunks loads each (3.0 us at 8 chunks, 7.3 at 32).
 __global__ void __launch_bounds__(ROW_THREADS) gn_backward_combine_kernel(BackwardArgs a, const double* partials,
                                                                           int chunks) {
-  const int col = blockIdx.x * ROW_THREADS + threadIdx.x;
-  if (col >= a.N) return;
-#pragma unroll
-  for (int k = 0; k < BWD_SUMS; ++k) {
-    elem_t* out = k == 0 ? a.dgamma : k == 1 ? a.dbeta : k == 2 ? a.dbias : a.dchan[k < 3 + NCHAN ? k - 3 : 0];
-    if (!out) continue;
-    double s = 0.0;
-    for (int ch = 0; ch < chunks; ++ch) s += partials[((long long)k * chunks + ch) * a.N + col];
-    put_grad(out, k - 3, col, s);
-  }
+  const int col = blockIdx.x * ROW_THREADS + threadIdx.x, k = blockIdx.y;
+  elem_t* out = k == 0 ? a.dgamma : k == 1 ? a.dbeta : k == 2 ? a.dbias : a.dchan[k < 3 + NCHAN ? k - 3 : 0];
+  if (col >= a.N || !out) return;
+  const double* column = partials + (long long)k * chunks * a.N + col;
+  double s = 0.0;
+#pragma unroll 4
+  for (int ch = 0; ch < chunks; ++ch) s += column[(long long)ch * a.N];
+  put_grad(out, k - 3, col, s);
 }
 
 }  // namespace fg
@@ -3565,23 +3565,26 @@ const char* forward(const elem_t* x_in, long long sx0_in, long long sx1_in, cons
   return last_error();
 }
 
-// Chunks of rows the one-pass GroupNorm backward splits the batch into: about 2^18 threads in all (a full wave of
-// a large GPU, so the loads of many rows are in flight), at least ONE_ROW_LANES rows a chunk; 0 when M == 0.
+// Chunks of rows the one-pass GroupNorm backward splits the batch into: one wave of blocks, ONE_MIN_BLOCKS on every
+// SM (fewer, and loads of too few rows are in flight; more, and the blocks of a second wave walk shorter chunks
+// while the combine adds more partials: bf16 headline, H200, 8 chunks 19.3 + 1.6 us, 32 chunks 27.6 + 7.3), at
+// least ONE_ROW_LANES rows a chunk; 0 when M == 0.
 int gn_backward_chunks(int M, int N) {
   if (M <= 0) return 0;
   const long long blocks_wide = (N + ONE_COLS - 1) / ONE_COLS;
-  const long long want = std::max(1ll, (1ll << 18) / (blocks_wide * ROW_THREADS));
+  const long long want = std::max(1ll, (long long)sm_count() * ONE_MIN_BLOCKS / blocks_wide);
   const long long most = std::min(65535ll, ((long long)M + ONE_ROW_LANES - 1) / ONE_ROW_LANES);
   const long long chunks = std::min(want, most), rows = (M + chunks - 1) / chunks;  // rows a chunk
   return (int)((M + rows - 1) / rows);
 }
 long long gn_backward_partial_doubles(int M, int N) { return (long long)BWD_SUMS * gn_backward_chunks(M, N) * N; }
-// The one-pass kernel's form: grad_out's pairs in one load where the launcher found them so (two channels a thread).
+// The one-pass kernel's form: a thread's channels of grad_out in one load where the launcher found them so (two or
+// more channels a thread).
 template <typename Index>
-void launch_gn_backward_one_pass(bool pair_grad, dim3 grid, cudaStream_t s, const BackwardArgs& a, double* partials,
+void launch_gn_backward_one_pass(bool vec_grad, dim3 grid, cudaStream_t s, const BackwardArgs& a, double* partials,
                                  int rows) {
-  if constexpr (ONE_CH == 2) {
-    if (pair_grad) {
+  if constexpr (ONE_CH > 1) {
+    if (vec_grad) {
       gn_backward_one_pass_kernel<Index, true><<<grid, ROW_THREADS, 0, s>>>(a, partials, rows);
       return;
     }
@@ -3608,13 +3611,15 @@ const char* backward_epilogue(const out_t* grad_out, long long sg0, long long sg
     // batch prefetches all fit
     const bool int_offsets = (long long)M * N <= INT32_MAX && (M - 1) * sg0 + (N - 1) * sg1 <= INT32_MAX &&
                              (long long)M + 2 * ONE_ROWS_IN_FLIGHT * ONE_ROW_LANES <= INT32_MAX;
-    // grad_out's channel pairs in one load: columns contiguous, rows and the start aligned to pairs
-    const bool pair_grad = sg1 == 1 && sg0 % 2 == 0 && reinterpret_cast<uintptr_t>(grad_out) % (2 * sizeof(out_t)) == 0;
-    if (int_offsets) launch_gn_backward_one_pass<int>(pair_grad, grid, s, a, gsums, rows);
-    else launch_gn_backward_one_pass<long long>(pair_grad, grid, s, a, gsums, rows);
+    // a thread's ONE_CH channels of grad_out in one load: columns contiguous, rows and the start aligned to them
+    const bool vec_grad = sg1 == 1 && sg0 % ONE_CH == 0 &&
+                          reinterpret_cast<uintptr_t>(grad_out) % (ONE_CH * sizeof(out_t)) == 0;
+    if (int_offsets) launch_gn_backward_one_pass<int>(vec_grad, grid, s, a, gsums, rows);
+    else launch_gn_backward_one_pass<long long>(vec_grad, grid, s, a, gsums, rows);
     if (const char* err = last_error()) return err;
   }
-  gn_backward_combine_kernel<<<(N + ROW_THREADS - 1) / ROW_THREADS, ROW_THREADS, 0, s>>>(a, gsums, chunks);
+  gn_backward_combine_kernel<<<dim3((N + ROW_THREADS - 1) / ROW_THREADS, BWD_SUMS), ROW_THREADS, 0, s>>>(a, gsums,
+                                                                                                 chunks);
   return last_error();
 }
 
@@ -3758,22 +3763,20 @@ template <> __device__ __forceinline__ __half to_type<__half>(float v) { return 
 // ops after it that run in its type: StagePlan.rounds). Identities for float32.
 __device__ __forceinline__ float as_elem(float v) { return to_f32(to_elem(v)); }
 __device__ __forceinline__ float as_op(float v) { return to_f32(to_op(v)); }
-// Two neighbours in one load (p aligned to two elements).
-template <typename T>
-__device__ __forceinline__ void load_pair(const T* p, float& a, float& b) {
-  struct alignas(2 * sizeof(T)) Pair { T v[2]; };
-  const Pair pair = *reinterpret_cast<const Pair*>(p);
-  a = to_f32(pair.v[0]);
-  b = to_f32(pair.v[1]);
-}
+// N neighbours as one access (16 bytes: eight 16-bit values or four floats); p aligned to N elements.
+template <int N, typename T>
+struct alignas(N * sizeof(T)) Vec {
+  T v[N];
+};
+template <int N, typename T>
+__device__ __forceinline__ Vec<N, T> load_vec(const T* p) { return *reinterpret_cast<const Vec<N, T>*>(p); }
+template <int N, typename T>
+__device__ __forceinline__ void store_vec(T* p, const Vec<N, T>& v) { *reinterpret_cast<Vec<N, T>*>(p) = v; }
 // Two neighbours in one store (p aligned to two elements): 8 bytes for float32, 4 for the half types.
 template <typename T>
-__device__ __forceinline__ void store_two(T* p, T a, T b) {
-  struct alignas(2 * sizeof(T)) Pair { T v[2]; };
-  *reinterpret_cast<Pair*>(p) = Pair{ {a, b} };
+__device__ __forceinline__ void store_pair(T* p, float a, float b) {
+  store_vec<2>(p, Vec<2, T>{ {to_type<T>(a), to_type<T>(b)} });
 }
-template <typename T>
-__device__ __forceinline__ void store_pair(T* p, float a, float b) { store_two(p, to_type<T>(a), to_type<T>(b)); }
 #endif
 }  // namespace fg
 

@@ -325,21 +325,27 @@ def test_groupnorm_backward_is_one_pass_for_groups_within_a_warp(gw, precision):
     assert ("gsums = fresh({fg::gn_backward_partial_doubles" in fusegen.render_binding(p)) == one_pass
 
 
-def test_groupnorm_backward_blocks_follow_the_statistics_type():
-    """The one-pass GroupNorm backward is compiled for 4 blocks an SM where its statistics are fp32 (bf16, fp16,
-    autocast, tf32: 64 registers, no spills) and 2 in float64 (3xtf32, fp32: 3 spill and ran slower), and the
-    rendered kernel's launch bounds say so."""
-    cases = {"bfloat16": dict(dtype="bfloat16"), "float16": dict(dtype="float16"),
-             "autocast": dict(autocast="bfloat16"), "tf32": dict(precision="tf32"), "3xtf32": {},
-             "fp32": dict(precision="fp32")}
-    for label, kw in cases.items():
+def test_groupnorm_backward_geometry_follows_the_types():
+    """The one-pass GroupNorm backward's channels a thread and blocks an SM: 8 channels (one 16-byte vector of
+    16-bit z) at 2 blocks where the statistics are fp32 and z 16-bit (bf16, fp16, autocast), 2 channels at 4 blocks
+    for tf32 (fp32 z; sm_90) and at 2 in float64 (3xtf32, fp32: 3 spill and ran slower); never more channels than a
+    group has; and the rendered kernel says so."""
+    cases = {"bfloat16": (dict(dtype="bfloat16"), 8, 2), "float16": (dict(dtype="float16"), 8, 2),
+             "autocast": (dict(autocast="bfloat16"), 8, 2), "tf32": (dict(precision="tf32"), 2, 4),
+             "3xtf32": ({}, 2, 2), "fp32": (dict(precision="fp32"), 2, 2)}
+    for label, (kw, channels, blocks) in cases.items():
         for arch in ((9, 0), (8, 0)):
             p = fusegen.plan(fusegen.Spec(8192, 8192, 512, **kw), arch=arch)
-            want = 4 if p.statistics.name == "float32" else 2
-            assert p.gn_backward_blocks == want, (label, arch, p.statistics.name)
-            assert f"constexpr int ONE_MIN_BLOCKS = {want};" in fusegen.render_cuda(p), (label, arch)
-    assert fusegen.plan(fusegen.Spec(8192, 8192, 512, dtype="bfloat16"), arch=(9, 0)).gn_backward_blocks == 4
-    assert fusegen.plan(fusegen.Spec(8192, 8192, 512), arch=(9, 0)).gn_backward_blocks == 2
+            if p.statistics.name == "float64":  # (tf32 on sm_80 keeps float64 statistics)
+                blocks = 2
+            assert (p.gn_backward_channels, p.gn_backward_blocks) == (channels, blocks), (label, arch)
+            source = fusegen.render_cuda(p)
+            assert f"constexpr int ONE_CH = {channels};" in source, (label, arch)
+            assert f"constexpr int ONE_MIN_BLOCKS = {blocks};" in source, (label, arch)
+    for groups, channels, rows, blocks in ((8192, 1, 2, 4), (4096, 2, 2, 4), (2048, 4, 1, 4), (256, 8, 2, 2)):
+        p = fusegen.plan(fusegen.Spec(8192, 8192, groups, dtype="bfloat16"), arch=(9, 0))
+        assert (p.gn_backward_channels, p.gn_backward_rows, p.gn_backward_blocks) == (channels, rows, blocks), groups
+        assert f"constexpr int ONE_ROWS_IN_FLIGHT = {rows};" in fusegen.render_cuda(p), groups
 
 
 def test_groupnorm_statistics_type_follows_the_operands():

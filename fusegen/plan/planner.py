@@ -297,13 +297,36 @@ class Plan:
         return self.group_strategy in (FRAGMENT, TILE_LOCAL, TWO_STAGE) and gw <= 32 and gw & (gw - 1) == 0
 
     @property
+    def gn_backward_channels(self) -> int:
+        """Adjacent channels of one group a thread of the one-pass GroupNorm backward owns, z, grad_out and dz moving
+        as one vector of them: 8 (16 bytes) where z is 16-bit and the statistics fp32, so a row's statistics' loads,
+        conversions, addresses and shuffles serve 8 values; 2 otherwise: fp32 z, float64 statistics (their
+        registers), or stages with per-channel parameters (each adds a gradient a channel to a thread's registers
+        and to the block's shared column sums, 8 KB a parameter at 8 channels). At most the group width. bf16
+        headline, H200 (session 45 runs 2-3), the kernel and its combine with the batch in one wave of chunks: 2
+        channels 24.7 + 1.7 us, 4 (4 blocks an SM, one row in flight) 21.0 + 1.6, 8 19.3 + 1.6."""
+        if not self.gn_backward_one_pass:
+            return 1
+        wide = self.statistics == FLOAT32 and self.operand.bytes == 2 and not self.chan_slots
+        return min(8 if wide else 2, self.group_width)
+
+    @property
+    def gn_backward_rows(self) -> int:
+        """Rows a thread of the one-pass GroupNorm backward loads at once (and the next ones while these are
+        computed): 2, or 1 at 4 channels a thread, whose 2 spill at the 64-register cap of 4 blocks an SM."""
+        return 1 if self.gn_backward_channels == 4 else 2
+
+    @property
     def gn_backward_blocks(self) -> int:
         """Blocks an SM the one-pass GroupNorm backward is compiled for (__launch_bounds__: its register cap). It is
         bound by latency (loads, shuffles), not bytes: with fp32 statistics 4 blocks (64 registers, two rows in
         flight a thread) against 2 (102 registers, four rows): bf16 headline 43.4 -> 34.9 us, tf32 45.6 -> 41.8
         (H100; 3 blocks with 2-4 rows 36.8-37.7 and 45.0-45.7). float64 statistics keep 2: at 3 they spill (3xtf32
-        47.4 -> 53.3 us). tests/gpu-results/h100-2026-11-28-s39, runs 1 and 3."""
-        return 4 if self.statistics == FLOAT32 else 2
+        47.4 -> 53.3 us; tests/gpu-results/h100-2026-11-28-s39, runs 1 and 3). 8 channels a thread take ~125
+        registers: 2 (ptxas -v; at 3 blocks with one row in flight 12-116 bytes spill)."""
+        if self.statistics != FLOAT32 or self.gn_backward_channels == 8:
+            return 2
+        return 4
 
     @property
     def stats_only_for_backward(self) -> bool:
