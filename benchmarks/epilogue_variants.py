@@ -78,6 +78,20 @@ VARIANTS = {
                            ""),
                           ("store_fragments_bulk<E>(acc, out.map,",
                            "if (acc[0][0] == 1234.5f) store_fragments_bulk<E>(acc, out.map,")]),
+    # what the persistent GEMMs' staging costs (session 45 run 1, dW: ~12 us staged without stores, ~8 more with
+    # them): its barriers and waits (left out: racy, the outputs wrong), or its shared-memory traffic (written
+    # twice: if dW then grows by ~12 us more, the bytes are the cost, as a mainloop short of shared-memory
+    # bandwidth would make them)
+    "no_staging_waits": ("the persistent GEMMs' staging barriers and buffer waits (racy: outputs wrong)",
+                         [("      if (pass == 0 && PASSES % 2 == 1) E::template store_wait_read<0>();\n"
+                           "      else E::template store_wait_read<1>();\n    }\n    E::sync_group();\n"
+                           "    stage_rows<E>(acc, buffer, pass * CH);\n    E::fence_async_shared();\n"
+                           "    E::sync_group();\n",
+                           "    }\n    stage_rows<E>(acc, buffer, pass * CH);\n    E::fence_async_shared();\n")]),
+    "staging_twice": ("nothing: the persistent GEMMs' staging written twice a pass (its shared-memory bytes doubled)",
+                      [("    stage_rows<E>(acc, buffer, pass * CH);\n    E::fence_async_shared();\n",
+                        "    stage_rows<E>(acc, buffer, pass * CH);\n    stage_rows<E>(acc, buffer, pass * CH);\n"
+                        "    E::fence_async_shared();\n")]),
     "no_tile_staging": ("the persistent GEMMs' staging and bulk stores (unscale, where the planes have one, kept)",
                         [("store_fragments_bulk<E>(acc, out.map,",
                           "if (acc[0][0] == 1234.5f) store_fragments_bulk<E>(acc, out.map,")]),
