@@ -182,6 +182,15 @@ VARIANTS = {
     # row; every gn_rstd(float) of the module: right where m2 / count + eps >= FLT_MIN; session 45: -2.2 us, not
     # taken, as eps may be 0). The sums started at -0 and xhat from the variance's v - mean (-1.3, -2.3) are the
     # template's since session 45.
+    # the staged forward's statistics stored group-major (mean[g * M + row]): a warp's store then writes 32
+    # consecutive rows' 8 bytes (256 contiguous bytes), where row-major ones put each 8-byte value in its own
+    # sector (no_stats, session 45 run 1: the stores cost ~8.6 us of 8 MB). Timing only: the backward still reads
+    # them row-major, so the gradients are wrong.
+    "fwd_stats_group_major": ("nothing: the staged forward's statistics stored group-major (gradients wrong)",
+                              [("      const long long group = (long long)row * G + col0 / GW;\n"
+                                "      a.mean[group] = m;\n",
+                                "      const long long group = (long long)(col0 / GW) * M + row;\n"
+                                "      a.mean[group] = m;\n")]),
     "fwd_rstd_ftz": ("nothing: the float statistics' rsqrt flushing denormals (one MUFU a row)",
                      [("float gn_rstd(float m2, int count, float eps) { return rsqrtf(m2 * (1.f / count) + eps); }",
                        "float gn_rstd(float m2, int count, float eps) {\n  float r;\n  asm(\"rsqrt.approx.ftz.f32 %0, "
