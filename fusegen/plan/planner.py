@@ -303,8 +303,8 @@ class Plan:
         conversions, addresses and shuffles serve 8 values; 2 otherwise: fp32 z, float64 statistics (their
         registers), or stages with per-channel parameters (each adds a gradient a channel to a thread's registers
         and to the block's shared column sums, 8 KB a parameter at 8 channels). At most the group width. bf16
-        headline, H200 (session 45 runs 2-3), the kernel and its combine with the batch in one wave of chunks: 2
-        channels 24.7 + 1.7 us, 4 (4 blocks an SM, one row in flight) 21.0 + 1.6, 8 19.3 + 1.6."""
+        headline, H200 (session 45 run 5), the kernel and its combine with the batch in one wave of chunks: 2
+        channels 23.7 + 1.4 us, 4 (4 blocks an SM, one row in flight) 20.9 + 1.7, 8 19.4 + 1.6."""
         if not self.gn_backward_one_pass:
             return 1
         wide = self.statistics == FLOAT32 and self.operand.bytes == 2 and not self.chan_slots
