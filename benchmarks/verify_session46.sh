@@ -7,11 +7,15 @@
 # statistics' stores (no_stats: ~8.6 us for 8 MB, each 8-byte value its own sector) stored group-major instead
 # (fwd_stats_group_major: a warp's store 256 contiguous bytes; timing only). Then issue 15's step again.
 #   device (kind nvidia-h200): PYTHONPATH=. bash benchmarks/verify_session46.sh
+# First, the one-pass GroupNorm backward's grad_out read element by element (its pointer stepped in session 45
+# after session 45's device time: an 8-byte spill on sm_80 in fp16): grad_out in every layout, offsets past 32 bits.
 set -uo pipefail
 source "$(dirname "$0")/device_lib.sh"  # $OUT, the environment, run NAME SECONDS COMMAND...
+run layouts 150 python3 -m pytest -q -x tests/test_gpu_dtypes.py -k "grad_out_layout or past_32_bits"
 run variants 300 python3 benchmarks/epilogue_variants.py --dtype bfloat16 \
   --variants base,no_bulk_store,no_tile_staging,no_staging_waits,staging_twice,no_stats,fwd_stats_group_major
 run step 100 python3 benchmarks/step_gaps.py --dtypes bfloat16,float16 --rounds 3
 cat "$OUT/table.txt"
+grep -E "passed|failed" "$OUT/layouts.txt" | tail -n 2
 grep -A 8 "us a step per kernel" "$OUT/variants.txt" | cut -c1-60,61-200
 tail -n 6 "$OUT/step.txt"
