@@ -8,7 +8,7 @@
 # (fwd_stats_group_major: a warp's store 256 contiguous bytes; timing only). Then issue 15's step again.
 #   device (kind nvidia-h200): PYTHONPATH=. bash benchmarks/verify_session46.sh
 # First, the one-pass GroupNorm backward's grad_out read element by element (its pointer stepped in session 45
-# after session 45's device time: an 8-byte spill on sm_80 in fp16): grad_out in every layout, offsets past 32 bits.
+# after its device time ran out: an 8-byte spill on sm_80 in fp16): grad_out in every layout, offsets past 32 bits.
 set -uo pipefail
 source "$(dirname "$0")/device_lib.sh"  # $OUT, the environment, run NAME SECONDS COMMAND...
 run layouts 150 python3 -m pytest -q -x tests/test_gpu_dtypes.py -k "grad_out_layout or past_32_bits"
