@@ -7,8 +7,9 @@
 # statistics' stores (no_stats: ~8.6 us for 8 MB, each 8-byte value its own sector) stored group-major instead
 # (fwd_stats_group_major: a warp's store 256 contiguous bytes; timing only). Then issue 15's step again.
 #   device (kind nvidia-h200): PYTHONPATH=. bash benchmarks/verify_session46.sh
-# First, the one-pass GroupNorm backward's grad_out read element by element (its pointer stepped in session 45
-# after its device time ran out: an 8-byte spill on sm_80 in fp16): grad_out in every layout, offsets past 32 bits.
+# First, to land with it: the one-pass GroupNorm backward's grad_out read element by element through one pointer
+# stepped by sg1 (its 64-bit form spills 8 bytes on sm_80 in fp16 with the 8 offsets held at once; tests/test_dtypes.py
+# lists that spill as known until then): apply it, then grad_out in every layout, offsets past 32 bits.
 set -uo pipefail
 source "$(dirname "$0")/device_lib.sh"  # $OUT, the environment, run NAME SECONDS COMMAND...
 run layouts 150 python3 -m pytest -q -x tests/test_gpu_dtypes.py -k "grad_out_layout or past_32_bits"
