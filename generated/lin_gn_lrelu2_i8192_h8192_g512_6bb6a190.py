@@ -2524,6 +2524,8 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
   static_assert(GW <= 16 && (GW & (GW - 1)) == 0 && E::ACC_N == 2, "group does not fit a warp's columns");
   static_assert(E::ACC_M % ROWS_IN_FLIGHT == 0, "rows in flight must divide a thread's rows");
   constexpr bool STAGE = STAGED && forward_can_stage<E>();  // (the launcher launches STAGED only where it can)
+  // staged with fp32 statistics, the variance's d = v - mean is gn_xhat's z - mean to the bit: kept in v for xhat
+  constexpr bool XHAT_FROM_D = STAGE && sizeof(stat_t) == sizeof(float);
   constexpr int PASS = STAGE ? E::OUT_STAGE_ROWS / 4 : 1;      // fragment rows a pass
   char *out_buffer = nullptr, *z_buffer = nullptr;  // the calling warpgroup's two output buffers
   const char *out_at[E::ACC_N] = {}, *z_at[E::ACC_N] = {};  // stage_block's addresses, column j
@@ -2579,8 +2581,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
         for (int e = 0; e < VPT; ++e) {
           const stat_t d = v[b][e] - s[b];
           m2[b] = fma(d, d, m2[b]);
-          // fp32 statistics, staged: d is gn_xhat's z - mean to the bit, kept for it (one add a value less)
-          if constexpr (STAGE && sizeof(stat_t) == sizeof(float)) v[b][e] = d;
+          if constexpr (XHAT_FROM_D) v[b][e] = d;  // (one add a value less)
         }
       }
 #pragma unroll
@@ -2605,7 +2606,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
           const float mean = (float)s[b], rstd = (float)rstd_s[b];
 #pragma unroll
           for (int e = 0; e < VPT; ++e) {
-            const float xhat = sizeof(stat_t) == sizeof(float) ? __fmul_rn(v[b][e], rstd) : gn_xhat(v[b][e], mean, rstd);
+            const float xhat = XHAT_FROM_D ? __fmul_rn(v[b][e], rstd) : gn_xhat(v[b][e], mean, rstd);
             y[e][b] = post_fwd(gn_affine(xhat, gamma[q + e], beta[q + e]), row,
                                n0 + E::col(q + e), a.st);
             zt[e][b] = zv[b][e];
