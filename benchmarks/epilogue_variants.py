@@ -32,7 +32,7 @@ GN_NO_STATS_LOAD = [("b.mean[i] = on ? (stat_t)a.mean[so] : stat_t(0);",
                      "b.rstd[i] = on ? stat_t(1.5) : stat_t(0);")]
 # (z's registers read as the gradient: modules whose z and grad_out share a type, as the 16-bit ones)
 GN_NO_GRAD_LOAD = [("b.grad[i] = on ? load_vec<CH>(a.grad_out + go) : Vec<CH, out_t>{};", "b.grad[i] = b.z[i];"),
-                   ("if (on) b.grad[i].v[e] = a.grad_out[go + e * sg1];", "b.grad[i].v[e] = b.z[i].v[e];")]
+                   ("if (on) b.grad[i].v[e] = *grad;", "b.grad[i].v[e] = b.z[i].v[e];")]
 GN_NO_DZ_STORE = [("      store_vec(a.dz + zo, dz);", "      if (row < 0) store_vec(a.dz + zo, dz);")]
 # the one-pass GroupNorm backward's geometry as the 16-bit modules compile it (Plan.gn_backward_channels, _rows,
 # _blocks) and its chunks of rows (gn_backward_chunks: one wave of blocks)

@@ -2802,9 +2802,10 @@ __global__ void __launch_bounds__(ROW_THREADS, ONE_MIN_BLOCKS)
         b.grad[i] = on ? load_vec<CH>(a.grad_out + go) : Vec<CH, out_t>{};
       } else {
         b.grad[i] = Vec<CH, out_t>{};
+        const out_t* grad = a.grad_out + go;  // (stepped: CH offsets e * sg1 held at once spilled, fp16 on sm_80)
 #pragma unroll
-        for (int e = 0; e < CH; ++e)
-          if (on) b.grad[i].v[e] = a.grad_out[go + e * sg1];
+        for (int e = 0; e < CH; ++e, grad += sg1)
+          if (on) b.grad[i].v[e] = *grad;
       }
     }
   };
