@@ -1341,15 +1341,10 @@ constexpr int out_stage_rows(int rows, int tile_m, int ring_bytes, int row_bytes
                         : out_stage_rows(rows / 2, tile_m, ring_bytes, row_bytes);
 }
 
-// STAGES_: the ring's depth. EPILOGUE_WARPS_: the engine of the persistent forward whose epilogue runs in the
-// producer warpgroup's other three warps (epilogue_gn_warps.cuh): the consumers stage the whole tile's z into the
-// output buffers and go on to the next tile's products.
-template <int STAGES_, bool EPILOGUE_WARPS_ = false>
-struct WgmmaOf : WgmmaPipeline {
+struct Wgmma : WgmmaPipeline {
   static constexpr bool SPLIT = false;  // (the launchers' word for the TF32 engine's operand planes)
   static constexpr int BK = 64;         // one 128-byte swizzle row of 16-bit elements per stage and row
-  static constexpr int STAGES = STAGES_;
-  static constexpr bool EPILOGUE_WARPS = EPILOGUE_WARPS_;
+  static constexpr int STAGES = 3;
   static constexpr int CONSUMERS = BN / 64;  // consumer warpgroups, 64 output columns each
   static constexpr int THREADS = 128 * (CONSUMERS + 1), EPI_THREADS = 128 * CONSUMERS;  // producer: the last
   // output tile rows: wgmma's n, up to 256 (the fallback engines' BM is at most 128: FALLBACK_MAX_ROWS in the planner)
@@ -1358,30 +1353,23 @@ struct WgmmaOf : WgmmaPipeline {
   static constexpr int PLANES = 2;  // planes an operand (hi, lo): P's, then R's in a stage
   static constexpr int P_BYTES = TILE_M * BK * 2, R_BYTES = BN * BK * 2;  // one stage of one plane of each operand
   static constexpr int STAGE_BYTES = PLANES * (P_BYTES + R_BYTES);
-  // (1024: the alignment's slack; the barriers: full and empty a stage, and with EPILOGUE_WARPS the tile buffer's)
-  static constexpr int RING_BYTES = 1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8 + (EPILOGUE_WARPS ? 16 : 0);
+  static constexpr int RING_BYTES = 1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8;  // (1024: the alignment's slack)
   // The backward GEMMs' output written through shared memory (store_accumulators): OUT_STAGE_ROWS rows of a
   // consumer warpgroup's 64 columns a pass, two buffers a warpgroup (a bulk store of one may still be reading it
   // while the next pass fills the other), in what the ring leaves of the block's 227 KB (0: none fits). Rows are
   // 128-byte boxes in the 128-byte swizzle, which the copy engine reads as they are.
   static constexpr int OUT_ROW_BYTES = 64 * (int)sizeof(elem_t);
-  // (8 KB of output a pass; with EPILOGUE_WARPS half the tile, so that a warpgroup's two buffers hold all of it)
-  static constexpr int OUT_STAGE_ROWS =
-      EPILOGUE_WARPS ? TILE_M / 2 : out_stage_rows(8192 / OUT_ROW_BYTES, TILE_M, RING_BYTES, CONSUMERS * 2 * OUT_ROW_BYTES);
+  static constexpr int OUT_STAGE_ROWS =  // 8 KB of output a pass
+      out_stage_rows(8192 / OUT_ROW_BYTES, TILE_M, RING_BYTES, CONSUMERS * 2 * OUT_ROW_BYTES);
   static constexpr int OUT_BUFFER_BYTES = OUT_STAGE_ROWS * OUT_ROW_BYTES;  // (a multiple of 1024: 8-row swizzle periods)
   static constexpr int OUT_BYTES = CONSUMERS * 2 * OUT_BUFFER_BYTES;
   static constexpr int SMEM_FLOATS = (RING_BYTES + OUT_BYTES) / 4;
   static constexpr int PROMOTE_TILES = PROMOTE_K / BK;  // 0: the tensor cores accumulate over all of K
-  // Registers a thread (setmaxnreg): the consumers' accumulators and epilogue, the producer's one issuing thread;
-  // with EPILOGUE_WARPS the consumers keep no epilogue and the producer warpgroup runs it. The kernel is given
-  // 168 a thread (65536 / 384, rounded down to 8) and the two budgets share exactly that.
-  static constexpr int CONSUMER_REGS = EPILOGUE_WARPS ? 192 : 232, PRODUCER_REGS = EPILOGUE_WARPS ? 120 : 40;
+  static constexpr int CONSUMER_REGS = 232, PRODUCER_REGS = 40;
   static_assert(PROMOTE_TILES * BK == PROMOTE_K, "the k tile must divide the promotion interval");
   static_assert(BN % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "64 or 128 columns a tile");
   static_assert(TILE_M % 8 == 0 && TILE_M >= 8 && TILE_M <= 256, "wgmma n must be a multiple of 8 up to 256");
   static_assert(CONSUMERS * 128 * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536, "register file");
-  static_assert(!EPILOGUE_WARPS || (CONSUMERS == 2 && RING_BYTES + OUT_BYTES <= 227 * 1024 && OUT_STAGE_ROWS % 16 == 0),
-                "the epilogue warps' tile buffer: two warpgroups' whole tile beside the ring");
   static constexpr int FORWARD_MIN_BLOCKS = 1;
   // P may come row-index-contiguous (N-major to wgmma) in 64-row boxes: tiles of whole boxes
   static constexpr bool P_MN_OK = TILE_M % 64 == 0;
@@ -1424,18 +1412,15 @@ struct WgmmaOf : WgmmaPipeline {
   struct Ring {
     char* stages;
     unsigned long long *full, *empty;
-    // EPILOGUE_WARPS: the output buffers hold a staged tile (tile_full, the consumers' 256 arrivals) and are free
-    // again (tile_empty, the epilogue warps' issuing thread, once its stores have read them)
-    unsigned long long *tile_full, *tile_empty;
   };
   // The ring's stages start 1024-byte aligned (the 128-byte swizzle's period); the ring's barriers follow them.
   static __device__ __forceinline__ char* aligned_base(float* smem_base) {
     return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_base) + 1023) & ~uintptr_t(1023));
   }
-  // Consumer warpgroup `group`'s two output buffers (by default the caller's), past the ring's stages (1024-byte
-  // aligned, as the swizzle's period wants); the ring's barriers follow them.
-  static __device__ __forceinline__ char* out_stage(float* smem_base, int group = threadIdx.x / 128) {
-    return aligned_base(smem_base) + STAGES * STAGE_BYTES + group * 2 * OUT_BUFFER_BYTES;
+  // The calling consumer warpgroup's two output buffers, past the ring's stages (1024-byte aligned, as the
+  // swizzle's period wants); the ring's barriers follow them.
+  static __device__ __forceinline__ char* out_stage(float* smem_base) {
+    return aligned_base(smem_base) + STAGES * STAGE_BYTES + (threadIdx.x / 128) * 2 * OUT_BUFFER_BYTES;
   }
   // The calling consumer warpgroup's own barrier (named barriers 2, 3: 1 is sync()'s).
   static __device__ __forceinline__ void sync_group() {
@@ -1445,21 +1430,12 @@ struct WgmmaOf : WgmmaPipeline {
   }
   static __device__ __forceinline__ Ring ring(float* smem_base) {
     char* smem = aligned_base(smem_base);
-    Ring q{smem, reinterpret_cast<unsigned long long*>(smem + STAGES * STAGE_BYTES + OUT_BYTES), nullptr, nullptr,
-           nullptr};
+    Ring q{smem, reinterpret_cast<unsigned long long*>(smem + STAGES * STAGE_BYTES + OUT_BYTES), nullptr};
     q.empty = q.full + STAGES;
-    if constexpr (EPILOGUE_WARPS) {
-      q.tile_full = q.empty + STAGES;
-      q.tile_empty = q.tile_full + 1;
-    }
     if (threadIdx.x == 0) {
       for (int s = 0; s < STAGES; ++s) {
         bar_init(q.full + s, 1);
         bar_init(q.empty + s, 4 * CONSUMERS);
-      }
-      if constexpr (EPILOGUE_WARPS) {
-        bar_init(q.tile_full, EPI_THREADS);
-        bar_init(q.tile_empty, 1);
       }
 #ifndef FG_NO_WGMMA
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -1625,8 +1601,6 @@ struct WgmmaOf : WgmmaPipeline {
     }
   }
 };
-
-using Wgmma = WgmmaOf<3>;
 
 // ---- host: tensor maps of 16-bit matrices ----
 // A row-major matrix (rows x cols, row stride ld elements) read in boxes of box_rows x 64 columns (128 bytes),
@@ -2205,20 +2179,20 @@ __device__ __forceinline__ void stmatrix4_trans(const char* at, const unsigned (
 // column j (8 columns) are an 8 x 8 matrix with the tile's columns as its rows, so stored transposed each of its
 // tile rows is one 16-byte piece of the stage; an instruction takes j = 0, 1 of two such row blocks, 16 tile rows
 // (dW at the headline, H200: bf16 216.3 -> 209.8 us, fp16 221.9 -> 215.0; benchmarks/verify_session40b.sh).
-// T: the element type staged (elem_t for the backward GEMMs' outputs, z_t for the forward's z).
-template <class E, class T = elem_t>
+template <class E>
 __device__ __forceinline__ void stage_rows(const float (&acc)[E::ACC_M][E::ACC_N], char* buffer, int r0) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (sizeof(T) == 2 && E::OUT_STAGE_ROWS % 16 == 0 && E::ACC_N == 2) {
+  if constexpr (sizeof(elem_t) == 2 && E::OUT_STAGE_ROWS % 16 == 0 && E::ACC_N == 2) {
     const int lane = threadIdx.x % 32, m = lane / 8;
     // lane 8m + k: tile row 8 (m / 2) + k (past the pass's 16-row block), the 16-byte piece of columns 8 (m % 2) of
     // its warp's 16
     const char* at = stage_piece<E>(buffer, 8 * (m / 2) + lane % 8, 2 * ((threadIdx.x / 32) % 4) + m % 2);
 #pragma unroll
     for (int q = r0 / 8; q < (r0 + E::OUT_STAGE_ROWS) / 8; q += 2) {
-      const unsigned r[4] = {pack_pair<T>(acc[2 * q][0], acc[2 * q + 1][0]), pack_pair<T>(acc[2 * q][1], acc[2 * q + 1][1]),
-                             pack_pair<T>(acc[2 * q + 2][0], acc[2 * q + 3][0]),
-                             pack_pair<T>(acc[2 * q + 2][1], acc[2 * q + 3][1])};
+      const unsigned r[4] = {pack_pair<elem_t>(acc[2 * q][0], acc[2 * q + 1][0]),
+                             pack_pair<elem_t>(acc[2 * q][1], acc[2 * q + 1][1]),
+                             pack_pair<elem_t>(acc[2 * q + 2][0], acc[2 * q + 3][0]),
+                             pack_pair<elem_t>(acc[2 * q + 2][1], acc[2 * q + 3][1])};
       stmatrix4_trans(at + (8 * q - r0) * 128, r);
     }
     return;
@@ -2230,14 +2204,14 @@ __device__ __forceinline__ void stage_rows(const float (&acc)[E::ACC_M][E::ACC_N
   for (int p = 0; p < 2; ++p)
 #pragma unroll
     for (int j = 0; j < E::ACC_N; ++j) {
-      const int byte = (E::col(j) - 64 * group) * (int)sizeof(T);
+      const int byte = (E::col(j) - 64 * group) * (int)sizeof(elem_t);
       at[p][j] = (int)(stage_piece<E>(buffer, E::row(p), byte / 16) - buffer) + byte % 16;
     }
 #pragma unroll
   for (int i = r0 / 4; i < (r0 + E::OUT_STAGE_ROWS) / 4; ++i)  // (a thread's fragment rows i cover tile rows 4i .. 4i + 3)
 #pragma unroll
     for (int j = 0; j < E::ACC_N; ++j)
-      *reinterpret_cast<T*>(buffer + (E::row(i) - E::row(i % 2) - r0) * 128 + at[i % 2][j]) = to_type<T>(acc[i][j]);
+      *reinterpret_cast<elem_t*>(buffer + (E::row(i) - E::row(i % 2) - r0) * 128 + at[i % 2][j]) = to_elem(acc[i][j]);
 }
 // Whole tiles of a 16-byte aligned C only (store_accumulators decides).
 template <class E>
@@ -2469,23 +2443,102 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
 // In the wgmma accumulator layout lane 4g + t of warp w holds, for each of its rows, channels 16 w + g and
 // 16 w + g + 8. A power-of-two group of GW <= 16 channels of one row therefore lives in SPAN lanes 4 apart
 // (the same t), VPT values each: its statistics are register adds plus shuffles (two-pass, in stat_t); z
-// and the output are written once, straight from registers (8 lanes cover 32 consecutive bytes of a row).
+// and the output are written once, straight from registers (8 lanes cover 32 consecutive bytes of a row), or
+// STAGED.
 // Rows go ROWS_IN_FLIGHT at a time, each step of the statistics for all of them before the next: one row's
 // statistics are a long dependent chain (shuffles, the mean, the variance, rstd), and a tile's epilogue walked
 // row by row was latency-bound (the forward at 256 x 128 tiles: 135 us of a 320 us kernel whose mainloop alone
-// takes 185; benchmarks/wgmma_layout_bench.py). The persistent forward of 16-bit out and z takes its GroupNorm off
-// the consumers instead (epilogue_gn_warps.cuh).
+// takes 185; benchmarks/wgmma_layout_bench.py).
+// STAGED (the persistent forward of 16-bit out and z, launched so where the copy engine can write them;
+// Plan.forward_staged_stores): out and z go by stmatrix into the consumer warpgroup's two output buffers (out's,
+// z's), OUT_STAGE_ROWS rows a pass, and from there by bulk tensor stores. From the fragments a warp store writes
+// 2-byte pieces of 4 rows: 256 store instructions a thread a 256-row tile, against 32 stmatrix here. The forward kernel
+// at the headline, H200: bf16 211.7 -> 196.9 us, fp16 216.5 -> 203.0, the same bit for bit
+// (benchmarks/verify_session40c.sh). Staged by per-value shared-memory stores instead (session 38), the instruction
+// count stayed and so did the time.
 namespace fg {
 constexpr int FRAGMENT_ROWS_IN_FLIGHT = 8;
-
+// E's output stage takes the epilogue's passes: whole blocks of FRAGMENT_ROWS_IN_FLIGHT fragment rows (4 tile rows
+// each, 32 in all: stmatrix's four 8-row matrices), 16-bit out_t and z_t rows in a buffer of 16-bit elem_t's.
 template <class E>
+__host__ __device__ constexpr bool forward_can_stage() {
+  return E::OUT_STAGE_ROWS > 0 && (E::OUT_STAGE_ROWS / 4) % FRAGMENT_ROWS_IN_FLIGHT == 0 &&
+         E::TILE_M % (E::OUT_STAGE_ROWS > 0 ? E::OUT_STAGE_ROWS : 1) == 0 && sizeof(out_t) == 2 &&
+         sizeof(z_t) == 2 && sizeof(elem_t) == 2;
+}
+// A block of FRAGMENT_ROWS_IN_FLIGHT fragment rows of one column j of the calling warp (values[b] of fragment row
+// i0 + b) into a stage buffer by one stmatrix: fragment rows 2m, 2m + 1 are matrix m (tile rows 8m .. 8m + 7 past
+// the block's first), stored transposed so that each tile row is a 16-byte piece; `at` is stage_piece's address of
+// lane 8m + k's row 8m + k, piece 2 (warp % 4) + j; `rows` the block's first row past the buffer's.
+template <class T>
+__device__ __forceinline__ void stage_block(const float (&values)[FRAGMENT_ROWS_IN_FLIGHT], const char* at, int rows) {
+  static_assert(FRAGMENT_ROWS_IN_FLIGHT == 8, "four 8 x 8 matrices");
+  const unsigned r[4] = {pack_pair<T>(values[0], values[1]), pack_pair<T>(values[2], values[3]),
+                         pack_pair<T>(values[4], values[5]), pack_pair<T>(values[6], values[7])};
+  stmatrix4_trans(at + rows * 128, r);
+}
+// One pass's staged rows of a T matrix to global memory (the warpgroup's issuing thread).
+template <class E, class T>
+__device__ __forceinline__ void store_stage(const StoreMap& map, const char* buffer, int m0, int col0, int r0) {
+  constexpr int BOXES = 64 * (int)sizeof(T) / 128;
+#pragma unroll
+  for (int b = 0; b < BOXES; ++b)
+    E::tma_store(map.map, buffer + b * E::OUT_STAGE_ROWS * 128, col0 + b * (128 / (int)sizeof(T)), m0 + r0);
+}
+
+// A block's statistics into mean and rstd (M x G, row-major). After the shuffles each of a group's SPAN lanes holds
+// them for all the block's rows, so lane k of the group stores rows k, k + SPAN, ...: one address a lane, where the
+// group's first lane storing every row spent ~18 instructions a row, a fifth of the bf16 forward's epilogue (Nsight
+// Compute, session 44 run 3).
+template <class E, int SPAN>
+__device__ __forceinline__ void store_group_stats(const ForwardArgs& a, const stat_t (&mean)[FRAGMENT_ROWS_IN_FLIGHT],
+                                                  const stat_t (&rstd)[FRAGMENT_ROWS_IN_FLIGHT], int M, int G, int m0,
+                                                  int i0, int col0) {
+  const int k = ((threadIdx.x % 32) / 4) % SPAN;  // this lane's place in its group
+#pragma unroll
+  for (int b0 = 0; b0 < FRAGMENT_ROWS_IN_FLIGHT; b0 += SPAN) {
+    stat_t m = mean[b0], r = rstd[b0];
+#pragma unroll
+    for (int d = 1; d < SPAN; ++d) {
+      if (k == d) {
+        m = mean[b0 + d];
+        r = rstd[b0 + d];
+      }
+    }
+    const int row = m0 + E::row(i0 + b0 + k);
+    if (row < M) {  // (rows past the matrix: not stored)
+      const long long group = (long long)row * G + col0 / GW;
+      a.mean[group] = m;
+      a.rstd[group] = r;
+    }
+  }
+}
+
+template <class E, bool STAGED = false>
 __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::ACC_M][E::ACC_N], const ForwardArgs& a,
-                                                          int M, int N, int m0, int n0) {
+                                                          int M, int N, int m0, int n0,
+                                                          const ForwardMaps* maps = nullptr, float* smem = nullptr) {
   constexpr int VPT = GW >= 16 ? 2 : 1;        // a lane's values of one group and row (its two columns)
   constexpr int SPAN = GW / VPT;               // lanes sharing the group, 4 apart
   constexpr int ROWS_IN_FLIGHT = FRAGMENT_ROWS_IN_FLIGHT;
   static_assert(GW <= 16 && (GW & (GW - 1)) == 0 && E::ACC_N == 2, "group does not fit a warp's columns");
   static_assert(E::ACC_M % ROWS_IN_FLIGHT == 0, "rows in flight must divide a thread's rows");
+  constexpr bool STAGE = STAGED && forward_can_stage<E>();  // (the launcher launches STAGED only where it can)
+  // staged with fp32 statistics, the variance's d = v - mean is gn_xhat's z - mean to the bit: kept in v for xhat
+  constexpr bool XHAT_FROM_D = STAGE && sizeof(stat_t) == sizeof(float);
+  constexpr int PASS = STAGE ? E::OUT_STAGE_ROWS / 4 : 1;      // fragment rows a pass
+  char *out_buffer = nullptr, *z_buffer = nullptr;  // the calling warpgroup's two output buffers
+  const char *out_at[E::ACC_N] = {}, *z_at[E::ACC_N] = {};  // stage_block's addresses, column j
+  if constexpr (STAGE) {
+    out_buffer = E::out_stage(smem);
+    z_buffer = out_buffer + E::OUT_BUFFER_BYTES;
+    const int lane = threadIdx.x % 32, piece = 2 * ((threadIdx.x / 32) % 4);
+#pragma unroll
+    for (int j = 0; j < E::ACC_N; ++j) {
+      out_at[j] = stage_piece<E>(out_buffer, lane, piece + j);
+      z_at[j] = stage_piece<E>(z_buffer, lane, piece + j);
+    }
+  }
   const int G = N / GW;
   float bias[E::ACC_N], gamma[E::ACC_N], beta[E::ACC_N];  // its columns' parameters, once for all rows
 #pragma unroll
@@ -2497,6 +2550,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
   }
 #pragma unroll
   for (int i0 = 0; i0 < E::ACC_M; i0 += ROWS_IN_FLIGHT) {
+    const int r0 = STAGE ? i0 / PASS * E::OUT_STAGE_ROWS : 0;  // the pass's first tile row
 #pragma unroll
     for (int q = 0; q < 2 / VPT; ++q) {  // the lane's groups in a row: one (GW = 16) or two
       const int col0 = n0 + E::col(q);   // this lane's first column of the group
@@ -2527,33 +2581,77 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
         for (int e = 0; e < VPT; ++e) {
           const stat_t d = v[b][e] - s[b];
           m2[b] = fma(d, d, m2[b]);
+          if constexpr (XHAT_FROM_D) v[b][e] = d;  // (one add a value less)
         }
       }
 #pragma unroll
       for (int o = 4; o < 4 * SPAN; o *= 2)
 #pragma unroll
         for (int b = 0; b < ROWS_IN_FLIGHT; ++b) m2[b] += __shfl_xor_sync(0xffffffffu, m2[b], o);
-      // (statistics from the group's first lane, row by row: an array of the block's rstd for every lane to store
-      // one spilled under these registers, tests/test_compile.py, tf32)
-      const bool first = ((threadIdx.x % 32) / 4) % SPAN == 0;
+      if constexpr (STAGE) {
+        stat_t rstd_s[ROWS_IN_FLIGHT];  // (s[b] is the mean now)
 #pragma unroll
-      for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
-        const int row = m0 + E::row(i0 + b);
-        if (row >= M || col0 >= N) continue;
-        const stat_t mean_s = s[b], rstd_s = gn_rstd(m2[b], GW, a.eps);
-        const float mean = (float)mean_s, rstd = (float)rstd_s;
-        if (first && a.mean) {  // (null: not kept for backward)
-          const long long group = (long long)row * G + col0 / GW;
-          a.mean[group] = mean_s;
-          a.rstd[group] = rstd_s;
+        for (int b = 0; b < ROWS_IN_FLIGHT; ++b) rstd_s[b] = gn_rstd(m2[b], GW, a.eps);
+        if (a.mean && col0 < N) store_group_stats<E, SPAN>(a, s, rstd_s, M, G, m0, i0, col0);  // (null: not kept)
+        if (q == 0 && i0 % PASS == 0) {
+          // the pass's buffers free: the stores of the one before have read them (the statistics above ran
+          // meanwhile)
+          if (threadIdx.x % 128 == 0) E::template store_wait_read<0>();
+          E::sync_group();
+        }
+        float y[VPT][ROWS_IN_FLIGHT], zt[VPT][ROWS_IN_FLIGHT];  // out and z by column, for stage_block
+#pragma unroll
+        for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
+          const int row = m0 + E::row(i0 + b);
+          const float mean = (float)s[b], rstd = (float)rstd_s[b];
+#pragma unroll
+          for (int e = 0; e < VPT; ++e) {
+            const float xhat = XHAT_FROM_D ? __fmul_rn(v[b][e], rstd) : gn_xhat(v[b][e], mean, rstd);
+            y[e][b] = post_fwd(gn_affine(xhat, gamma[q + e], beta[q + e]), row,
+                               n0 + E::col(q + e), a.st);
+            zt[e][b] = zv[b][e];
+          }
         }
 #pragma unroll
         for (int e = 0; e < VPT; ++e) {
-          const int col = n0 + E::col(q + e);
-          const long long o = (long long)row * N + col;
-          a.out[o] = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[q + e], beta[q + e]), row, col,
-                                     a.st));
-          if (a.z) a.z[o] = to_op(zv[b][e]);
+          stage_block<out_t>(y[e], out_at[q + e], 4 * i0 - r0);
+          if (a.z) stage_block<z_t>(zt[e], z_at[q + e], 4 * i0 - r0);
+        }
+      } else {
+        // (fp32 outputs, their stores from the fragments: statistics from the group's first lane, row by row, as
+        // store_group_stats's array of the block's rstd spilled under these registers: tests/test_compile.py, tf32)
+        const bool first = ((threadIdx.x % 32) / 4) % SPAN == 0;
+#pragma unroll
+        for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
+          const int row = m0 + E::row(i0 + b);
+          if (row >= M || col0 >= N) continue;
+          const stat_t mean_s = s[b], rstd_s = gn_rstd(m2[b], GW, a.eps);
+          const float mean = (float)mean_s, rstd = (float)rstd_s;
+          if (first && a.mean) {  // (null: not kept for backward)
+            const long long group = (long long)row * G + col0 / GW;
+            a.mean[group] = mean_s;
+            a.rstd[group] = rstd_s;
+          }
+#pragma unroll
+          for (int e = 0; e < VPT; ++e) {
+            const int col = n0 + E::col(q + e);
+            const long long o = (long long)row * N + col;
+            a.out[o] = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[q + e], beta[q + e]), row, col,
+                                       a.st));
+            if (a.z) a.z[o] = to_op(zv[b][e]);
+          }
+        }
+      }
+    }
+    if constexpr (STAGE) {
+      if ((i0 + ROWS_IN_FLIGHT) % PASS == 0) {  // the pass staged: out it goes
+        E::fence_async_shared();
+        E::sync_group();
+        if (threadIdx.x % 128 == 0) {
+          const int col0 = n0 + 64 * (int)(threadIdx.x / 128);
+          store_stage<E, out_t>(maps->out, out_buffer, m0, col0, r0);
+          if (a.z) store_stage<E, z_t>(maps->z, z_buffer, m0, col0, r0);
+          E::store_commit();
         }
       }
     }
@@ -2933,12 +3031,14 @@ __global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(SplitK sk, c
 
 // ---- wgmma engine kernels: operands as tensor maps (kernel parameters in constant memory) ----
 // The forward's epilogue on a finished tile: the scales multiplied back, then the plan's group strategy.
-template <class E>
+template <class E, bool STAGED = false>
 __device__ __forceinline__ void wgmma_forward_epilogue(float (&acc)[E::ACC_M][E::ACC_N], float* smem,
-                                                       const ForwardArgs& a, const float* p_scale, const float* r_scale, int N, int m0, int n0) {
+                                                       const ForwardArgs& a, const float* p_scale, const float* r_scale, int N, int m0, int n0,
+                                                       const ForwardMaps* maps = nullptr) {
   (void)smem;
+  (void)maps;
   unscale<E>(acc, p_scale, r_scale, a.M, N, m0, n0);
-  gn_epilogue_fragment_rows<E>(acc, a, a.M, N, m0, n0);
+  gn_epilogue_fragment_rows<E, STAGED>(acc, a, a.M, N, m0, n0, maps, smem);
 }
 
 // z[m, n] = sum_k x[m, k] W[n, k]: P = x's planes, R = W (k contiguous). One tile a block.
@@ -3010,49 +3110,31 @@ __host__ __device__ __forceinline__ int2 raster(int t, int tiles_m, int tiles_n)
 }
 // A persistent kernel's tiles (rows x cols of C, each over `reduce`), in raster() order, a block an SM, through one
 // ring in smem: the producer warpgroup loads each tile's stages; the consumers multiply each tile and hand its
-// accumulators to epilogue(acc, q, m0, n0, n) (n: the block's tile count so far), then call finish() after their
-// last. With E::EPILOGUE_WARPS the producer warpgroup's other warps call side(q, m0, n0, n) for each tile, and
-// finish() after their last, instead of the consumers.
-template <class E, bool R_K_FAST, bool P_K_FAST, class Epilogue, class Finish, class Side>
+// accumulators to epilogue(acc, m0, n0), then call finish() after their last.
+template <class E, bool R_K_FAST, bool P_K_FAST, class Epilogue, class Finish>
 __device__ __forceinline__ void persistent_tiles(float* smem, const CUtensorMap& p, const CUtensorMap& r, int rows,
-                                                 int cols, int reduce, Epilogue&& epilogue, Finish&& finish,
-                                                 Side&& side) {
+                                                 int cols, int reduce, Epilogue&& epilogue, Finish&& finish) {
   const int tiles_m = (rows + E::TILE_M - 1) / E::TILE_M, tiles_n = (cols + BN - 1) / BN, tiles = tiles_m * tiles_n;
   const int k_tiles = (reduce + E::BK - 1) / E::BK;
   const typename E::Ring q = E::ring(smem);
   if (threadIdx.x >= E::EPI_THREADS) {
     E::producer_start();
-    if constexpr (E::EPILOGUE_WARPS) {
-      if (threadIdx.x >= E::EPI_THREADS + 32) {
-        for (int t = blockIdx.x, n = 0; t < tiles; t += gridDim.x, ++n) {
-          const int2 at = raster(t, tiles_m, tiles_n);
-          side(q, at.x * E::TILE_M, at.y * BN, n);
-        }
-        finish();
-        return;
-      }
-    }
     for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
       const int2 at = raster(t, tiles_m, tiles_n);
       E::template produce_tile<R_K_FAST, P_K_FAST>(q, p, r, 0, reduce, at.x * E::TILE_M, at.y * BN, pos);
     }
   } else {
     E::consumer_start();
-    for (int t = blockIdx.x, pos = 0, n = 0; t < tiles; t += gridDim.x, pos += k_tiles, ++n) {
+    for (int t = blockIdx.x, pos = 0; t < tiles; t += gridDim.x, pos += k_tiles) {
       const int2 at = raster(t, tiles_m, tiles_n);
       const int m0 = at.x * E::TILE_M, n0 = at.y * BN;
       float acc[E::ACC_M][E::ACC_N];
       E::template consume_tile<R_K_FAST, P_K_FAST>(q, acc, reduce, pos);
-      epilogue(acc, q, m0, n0, n);
+      epilogue(acc, m0, n0);
     }
-    if constexpr (!E::EPILOGUE_WARPS) finish();
+    finish();
   }
 }
-// (no side work: the engines without EPILOGUE_WARPS)
-struct NoSide {
-  template <class Ring>
-  __device__ void operator()(const Ring&, int, int, int) const {}
-};
 template <class E, bool P_K_FAST>
 __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
     const __grid_constant__ CUtensorMap p_hi, const __grid_constant__ CUtensorMap p_lo,
@@ -3063,7 +3145,7 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
   (void)p_lo;
   persistent_tiles<E, false, P_K_FAST>(
       smem, p_hi, r, rows, cols, reduce,
-      [&](float (&acc)[E::ACC_M][E::ACC_N], const typename E::Ring&, int m0, int n0, int) {
+      [&](float (&acc)[E::ACC_M][E::ACC_N], int m0, int n0) {
         unscale<E>(acc, p_scale, nullptr, rows, cols, m0, n0);
         if constexpr (E::OUT_STAGE_ROWS > 0) {
           if (out.ok) {
@@ -3077,8 +3159,7 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_store_persistent_kernel(
         if constexpr (E::OUT_STAGE_ROWS > 0) {
           if (out.ok) store_fragments_bulk_done<E>();
         }
-      },
-      NoSide{});
+      });
 #endif
 }
 
@@ -3098,10 +3179,10 @@ __global__ void __launch_bounds__(E::THREADS, 1) wgmma_forward_persistent_kernel
   const int N = FIXED_N ? FIXED_N : a.N, K = FIXED_K ? FIXED_K : a.K;
   persistent_tiles<E, true, true>(
       smem, p_hi, r, a.M, N, K,
-      [&](float (&acc)[E::ACC_M][E::ACC_N], const typename E::Ring&, int m0, int n0, int) {
+      [&](float (&acc)[E::ACC_M][E::ACC_N], int m0, int n0) {
         wgmma_forward_epilogue<E>(acc, smem, a, p_scale, r_scale, N, m0, n0);
       },
-      [] {}, NoSide{});
+      [] {});
 #endif
 }
 
@@ -3399,14 +3480,11 @@ static const char* grad_weight_planes(const op_t* dz, const op_t* x, long long s
 
 // A wgmma GEMM over pre-split P and raw R (tensor maps built here, per call: they hold the pointers). P is p_rows x
 // reduce with row stride p_ld, or (P_K_FAST false) stored transposed: reduce rows of p_rows, row stride p_ld.
-// PERSIST: the persistent kernel (slices 1): as many blocks as SMs, at most one a tile. E: the kernel's engine
-// (its tile and threads; its shared memory where persistent).
-template <bool R_K_FAST, bool P_K_FAST = true, bool PERSIST = false, class E = Wgmma, typename Kernel,
-          typename... Args>
+// PERSIST: the persistent kernel (slices 1): as many blocks as SMs, at most one a tile.
+template <bool R_K_FAST, bool P_K_FAST = true, bool PERSIST = false, typename Kernel, typename... Args>
 static const char* launch_wgmma(Kernel kernel, int slices, cudaStream_t s, const plane_t* p_hi, const plane_t* p_lo,
                                 int p_rows, int reduce, int p_ld, const plane_t* r, long long r_rows, long long r_cols,
                                 long long r_ld, Args... args) {
-  static_assert(E::TILE_M == Wgmma::TILE_M && E::BK == Wgmma::BK && E::THREADS == Wgmma::THREADS, "Wgmma's tile");
   CUtensorMap maps[3];
   const plane_t* lo = p_lo ? p_lo : p_hi;
   if (const char* err = P_K_FAST ? tensor_map(&maps[0], p_hi, p_rows, reduce, p_ld, Wgmma::TILE_M)
@@ -3419,7 +3497,7 @@ static const char* launch_wgmma(Kernel kernel, int slices, cudaStream_t s, const
     return launch<Wgmma>(kernel, p_rows, (int)cols, slices, s, maps[0], maps[1], maps[2], args...);
   }
   const long long tiles = (p_rows + Wgmma::TILE_M - 1) / Wgmma::TILE_M * ((cols + BN - 1) / BN);
-  constexpr int bytes = smem_bytes<E>();
+  constexpr int bytes = smem_bytes<Wgmma>();
   const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e != cudaSuccess) return cudaGetErrorString(e);
   kernel<<<(unsigned)std::min<long long>(tiles, sm_count()), Wgmma::THREADS, bytes, s>>>(maps[0], maps[1], maps[2], args...);

@@ -505,17 +505,6 @@ class Plan:
                 and self.element.bytes == self.operand.bytes == self.output.bytes == 2)
 
     @property
-    def forward_stages(self) -> int:
-        """The persistent staged forward's ring depth: its consumers stage a whole tile of z (16-bit, block_m x
-        block_n) for the epilogue warps and go on to the next tile's products, so the ring gives up what that buffer
-        takes (the headline's 256 x 128 tile: 3 stages of 48 KB beside 64 KB, where the backward GEMMs keep 4)."""
-        tile, buffer = self.tile, 2 * self.tile.block_m * self.tile.block_n
-        stages = tile.stages
-        while stages > 2 and dataclasses.replace(tile, stages=stages).plane_smem_bytes(1) + 16 + buffer > tile.SMEM_LIMIT:
-            stages -= 1
-        return stages
-
-    @property
     def wgmma_template(self) -> str:
         """The wgmma engine's template (templates/engines/mainloop_<this>.cuh.j2): TF32 for fp32 operands, k16
         for bf16 / fp16 ones; both give the same accumulator fragment."""
