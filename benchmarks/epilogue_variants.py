@@ -40,6 +40,29 @@ GN_16 = ("constexpr int ONE_CH = 8;", "constexpr int ONE_MIN_BLOCKS = 2;", "cons
          "(long long)sm_count() * ONE_MIN_BLOCKS / blocks_wide")
 
 
+# the text tma_prefetch_N inserts into produce_tile (PF: how many k tiles past the one loaded)
+PREFETCH = """      if constexpr (PLANES == 1) {
+        if (kt + PF < k_tiles) {
+          const int kp = k + PF * BK;
+          auto prefetch = [](const CUtensorMap& m, int inner, int outer) {
+            asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, { %1, %2 }];\\n"
+                         ::"l"(reinterpret_cast<unsigned long long>(&m)), "r"(inner), "r"(outer) : "memory");
+          };
+          if (P_K_FAST) {
+            prefetch(p, kp, m0);
+          } else {
+            for (int b = 0; b < TILE_M / 64; ++b) prefetch(p, m0 + 64 * b, kp);
+          }
+          if (R_K_FAST) {
+            prefetch(r, kp, n0);
+          } else {
+            for (int b = 0; b < BN / 64; ++b) prefetch(r, n0 + 64 * b, kp);
+          }
+        }
+      }
+"""
+
+
 def gn_geometry(ch, blocks, rows, waves=1):
     """The one-pass GroupNorm backward of a 16-bit module at ch channels a thread, blocks an SM, rows in flight and
     chunks for `waves` waves of blocks."""
@@ -203,6 +226,14 @@ VARIANTS = {
                           ("b.mean[i] = on ? (stat_t)a.mean[so] : stat_t(0);", "b.mean[i] = on ? a.mean[so] : 0.0;"),
                           ("b.rstd[i] = on ? (stat_t)a.rstd[so] : stat_t(0);", "b.rstd[i] = on ? a.rstd[so] : 0.0;"),
                           ("const stat_t du = cur.rstd[i] * (", "const stat_t du = (stat_t)cur.rstd[i] * (")]),
+    # the wgmma GEMMs' ring at 3 stages ran 12-18 us slower than at 4 (session 46 run 4: forward, dx and dW alike),
+    # so each GEMM waits on its loads' latency. The producer also asking L2 for the boxes of the k tile `pf` past
+    # the one it loads (bulk tensor prefetch: no shared memory, no barrier) puts W's tiles, read from DRAM by the
+    # forward and dx, in L2 before their loads (one plane an operand only: 2-D maps)
+    **{f"tma_prefetch_{pf}": (f"nothing: the producer prefetches into L2 the k tile {pf} past each it loads",
+                              [("      const int k = k0 + kt * BK;\n",
+                                "      const int k = k0 + kt * BK;\n" + PREFETCH.replace("PF", str(pf)))])
+       for pf in (2, 4, 8)},
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])
