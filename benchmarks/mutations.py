@@ -107,11 +107,6 @@ MUTATIONS = (
              "dy[i][e] = post_bwd(to_f32(cur.grad[i].v[e]), ",
              "dy[i][e] = post_bwd(to_f32(cur.grad[i].v[VEC_GRAD ? CH - 1 - e : e]), ",
              ("tests/test_gpu_dtypes.py", "-k", "grad_out_layout and bfloat16")),
-    Mutation("gn_item_cols", "the persistent 16-bit forward's GroupNorm items take the next item's columns (each "
-             "thread's 16 columns one segment over)", "templates/epilogue/epilogue_gn_items.cuh.j2",
-             "return n0 + ITEM_COLS * ((int)threadIdx.x % (BN / ITEM_COLS));",
-             "return n0 + ITEM_COLS * (((int)threadIdx.x + 1) % (BN / ITEM_COLS));",
-             ("tests/test_gpu_real_use.py", "-k", "bf16_module_judged")),
     Mutation("bn_running_var", "the running variance updated with the biased batch variance",
              "templates/epilogue/epilogue_cols.cuh.j2", "f * var * M / (M - 1)));", "f * var));",
              ("tests/test_gpu_batchnorm.py", "-k", "bn_relu")),

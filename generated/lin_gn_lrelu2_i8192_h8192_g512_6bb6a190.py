@@ -2443,23 +2443,102 @@ __device__ __forceinline__ void gn_epilogue_fragment(const float (&acc)[E::ACC_M
 // In the wgmma accumulator layout lane 4g + t of warp w holds, for each of its rows, channels 16 w + g and
 // 16 w + g + 8. A power-of-two group of GW <= 16 channels of one row therefore lives in SPAN lanes 4 apart
 // (the same t), VPT values each: its statistics are register adds plus shuffles (two-pass, in stat_t); z
-// and the output are written once, straight from registers (8 lanes cover 32 consecutive bytes of a row).
+// and the output are written once, straight from registers (8 lanes cover 32 consecutive bytes of a row), or
+// STAGED.
 // Rows go ROWS_IN_FLIGHT at a time, each step of the statistics for all of them before the next: one row's
 // statistics are a long dependent chain (shuffles, the mean, the variance, rstd), and a tile's epilogue walked
 // row by row was latency-bound (the forward at 256 x 128 tiles: 135 us of a 320 us kernel whose mainloop alone
-// takes 185; benchmarks/wgmma_layout_bench.py). The persistent forward of 16-bit out and z runs its GroupNorm under
-// the next tile's products instead (epilogue_gn_items.cuh).
+// takes 185; benchmarks/wgmma_layout_bench.py).
+// STAGED (the persistent forward of 16-bit out and z, launched so where the copy engine can write them;
+// Plan.forward_staged_stores): out and z go by stmatrix into the consumer warpgroup's two output buffers (out's,
+// z's), OUT_STAGE_ROWS rows a pass, and from there by bulk tensor stores. From the fragments a warp store writes
+// 2-byte pieces of 4 rows: 256 store instructions a thread a 256-row tile, against 32 stmatrix here. The forward kernel
+// at the headline, H200: bf16 211.7 -> 196.9 us, fp16 216.5 -> 203.0, the same bit for bit
+// (benchmarks/verify_session40c.sh). Staged by per-value shared-memory stores instead (session 38), the instruction
+// count stayed and so did the time.
 namespace fg {
 constexpr int FRAGMENT_ROWS_IN_FLIGHT = 8;
-
+// E's output stage takes the epilogue's passes: whole blocks of FRAGMENT_ROWS_IN_FLIGHT fragment rows (4 tile rows
+// each, 32 in all: stmatrix's four 8-row matrices), 16-bit out_t and z_t rows in a buffer of 16-bit elem_t's.
 template <class E>
+__host__ __device__ constexpr bool forward_can_stage() {
+  return E::OUT_STAGE_ROWS > 0 && (E::OUT_STAGE_ROWS / 4) % FRAGMENT_ROWS_IN_FLIGHT == 0 &&
+         E::TILE_M % (E::OUT_STAGE_ROWS > 0 ? E::OUT_STAGE_ROWS : 1) == 0 && sizeof(out_t) == 2 &&
+         sizeof(z_t) == 2 && sizeof(elem_t) == 2;
+}
+// A block of FRAGMENT_ROWS_IN_FLIGHT fragment rows of one column j of the calling warp (values[b] of fragment row
+// i0 + b) into a stage buffer by one stmatrix: fragment rows 2m, 2m + 1 are matrix m (tile rows 8m .. 8m + 7 past
+// the block's first), stored transposed so that each tile row is a 16-byte piece; `at` is stage_piece's address of
+// lane 8m + k's row 8m + k, piece 2 (warp % 4) + j; `rows` the block's first row past the buffer's.
+template <class T>
+__device__ __forceinline__ void stage_block(const float (&values)[FRAGMENT_ROWS_IN_FLIGHT], const char* at, int rows) {
+  static_assert(FRAGMENT_ROWS_IN_FLIGHT == 8, "four 8 x 8 matrices");
+  const unsigned r[4] = {pack_pair<T>(values[0], values[1]), pack_pair<T>(values[2], values[3]),
+                         pack_pair<T>(values[4], values[5]), pack_pair<T>(values[6], values[7])};
+  stmatrix4_trans(at + rows * 128, r);
+}
+// One pass's staged rows of a T matrix to global memory (the warpgroup's issuing thread).
+template <class E, class T>
+__device__ __forceinline__ void store_stage(const StoreMap& map, const char* buffer, int m0, int col0, int r0) {
+  constexpr int BOXES = 64 * (int)sizeof(T) / 128;
+#pragma unroll
+  for (int b = 0; b < BOXES; ++b)
+    E::tma_store(map.map, buffer + b * E::OUT_STAGE_ROWS * 128, col0 + b * (128 / (int)sizeof(T)), m0 + r0);
+}
+
+// A block's statistics into mean and rstd (M x G, row-major). After the shuffles each of a group's SPAN lanes holds
+// them for all the block's rows, so lane k of the group stores rows k, k + SPAN, ...: one address a lane, where the
+// group's first lane storing every row spent ~18 instructions a row, a fifth of the bf16 forward's epilogue (Nsight
+// Compute, session 44 run 3).
+template <class E, int SPAN>
+__device__ __forceinline__ void store_group_stats(const ForwardArgs& a, const stat_t (&mean)[FRAGMENT_ROWS_IN_FLIGHT],
+                                                  const stat_t (&rstd)[FRAGMENT_ROWS_IN_FLIGHT], int M, int G, int m0,
+                                                  int i0, int col0) {
+  const int k = ((threadIdx.x % 32) / 4) % SPAN;  // this lane's place in its group
+#pragma unroll
+  for (int b0 = 0; b0 < FRAGMENT_ROWS_IN_FLIGHT; b0 += SPAN) {
+    stat_t m = mean[b0], r = rstd[b0];
+#pragma unroll
+    for (int d = 1; d < SPAN; ++d) {
+      if (k == d) {
+        m = mean[b0 + d];
+        r = rstd[b0 + d];
+      }
+    }
+    const int row = m0 + E::row(i0 + b0 + k);
+    if (row < M) {  // (rows past the matrix: not stored)
+      const long long group = (long long)row * G + col0 / GW;
+      a.mean[group] = m;
+      a.rstd[group] = r;
+    }
+  }
+}
+
+template <class E, bool STAGED = false>
 __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::ACC_M][E::ACC_N], const ForwardArgs& a,
-                                                          int M, int N, int m0, int n0) {
+                                                          int M, int N, int m0, int n0,
+                                                          const ForwardMaps* maps = nullptr, float* smem = nullptr) {
   constexpr int VPT = GW >= 16 ? 2 : 1;        // a lane's values of one group and row (its two columns)
   constexpr int SPAN = GW / VPT;               // lanes sharing the group, 4 apart
   constexpr int ROWS_IN_FLIGHT = FRAGMENT_ROWS_IN_FLIGHT;
   static_assert(GW <= 16 && (GW & (GW - 1)) == 0 && E::ACC_N == 2, "group does not fit a warp's columns");
   static_assert(E::ACC_M % ROWS_IN_FLIGHT == 0, "rows in flight must divide a thread's rows");
+  constexpr bool STAGE = STAGED && forward_can_stage<E>();  // (the launcher launches STAGED only where it can)
+  // staged with fp32 statistics, the variance's d = v - mean is gn_xhat's z - mean to the bit: kept in v for xhat
+  constexpr bool XHAT_FROM_D = STAGE && sizeof(stat_t) == sizeof(float);
+  constexpr int PASS = STAGE ? E::OUT_STAGE_ROWS / 4 : 1;      // fragment rows a pass
+  char *out_buffer = nullptr, *z_buffer = nullptr;  // the calling warpgroup's two output buffers
+  const char *out_at[E::ACC_N] = {}, *z_at[E::ACC_N] = {};  // stage_block's addresses, column j
+  if constexpr (STAGE) {
+    out_buffer = E::out_stage(smem);
+    z_buffer = out_buffer + E::OUT_BUFFER_BYTES;
+    const int lane = threadIdx.x % 32, piece = 2 * ((threadIdx.x / 32) % 4);
+#pragma unroll
+    for (int j = 0; j < E::ACC_N; ++j) {
+      out_at[j] = stage_piece<E>(out_buffer, lane, piece + j);
+      z_at[j] = stage_piece<E>(z_buffer, lane, piece + j);
+    }
+  }
   const int G = N / GW;
   float bias[E::ACC_N], gamma[E::ACC_N], beta[E::ACC_N];  // its columns' parameters, once for all rows
 #pragma unroll
@@ -2471,6 +2550,7 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
   }
 #pragma unroll
   for (int i0 = 0; i0 < E::ACC_M; i0 += ROWS_IN_FLIGHT) {
+    const int r0 = STAGE ? i0 / PASS * E::OUT_STAGE_ROWS : 0;  // the pass's first tile row
 #pragma unroll
     for (int q = 0; q < 2 / VPT; ++q) {  // the lane's groups in a row: one (GW = 16) or two
       const int col0 = n0 + E::col(q);   // this lane's first column of the group
@@ -2501,33 +2581,77 @@ __device__ __forceinline__ void gn_epilogue_fragment_rows(const float (&acc)[E::
         for (int e = 0; e < VPT; ++e) {
           const stat_t d = v[b][e] - s[b];
           m2[b] = fma(d, d, m2[b]);
+          if constexpr (XHAT_FROM_D) v[b][e] = d;  // (one add a value less)
         }
       }
 #pragma unroll
       for (int o = 4; o < 4 * SPAN; o *= 2)
 #pragma unroll
         for (int b = 0; b < ROWS_IN_FLIGHT; ++b) m2[b] += __shfl_xor_sync(0xffffffffu, m2[b], o);
-      // (statistics from the group's first lane, row by row: an array of the block's rstd for every lane to store
-      // one spilled under these registers, tests/test_compile.py, tf32)
-      const bool first = ((threadIdx.x % 32) / 4) % SPAN == 0;
+      if constexpr (STAGE) {
+        stat_t rstd_s[ROWS_IN_FLIGHT];  // (s[b] is the mean now)
 #pragma unroll
-      for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
-        const int row = m0 + E::row(i0 + b);
-        if (row >= M || col0 >= N) continue;
-        const stat_t mean_s = s[b], rstd_s = gn_rstd(m2[b], GW, a.eps);
-        const float mean = (float)mean_s, rstd = (float)rstd_s;
-        if (first && a.mean) {  // (null: not kept for backward)
-          const long long group = (long long)row * G + col0 / GW;
-          a.mean[group] = mean_s;
-          a.rstd[group] = rstd_s;
+        for (int b = 0; b < ROWS_IN_FLIGHT; ++b) rstd_s[b] = gn_rstd(m2[b], GW, a.eps);
+        if (a.mean && col0 < N) store_group_stats<E, SPAN>(a, s, rstd_s, M, G, m0, i0, col0);  // (null: not kept)
+        if (q == 0 && i0 % PASS == 0) {
+          // the pass's buffers free: the stores of the one before have read them (the statistics above ran
+          // meanwhile)
+          if (threadIdx.x % 128 == 0) E::template store_wait_read<0>();
+          E::sync_group();
+        }
+        float y[VPT][ROWS_IN_FLIGHT], zt[VPT][ROWS_IN_FLIGHT];  // out and z by column, for stage_block
+#pragma unroll
+        for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
+          const int row = m0 + E::row(i0 + b);
+          const float mean = (float)s[b], rstd = (float)rstd_s[b];
+#pragma unroll
+          for (int e = 0; e < VPT; ++e) {
+            const float xhat = XHAT_FROM_D ? __fmul_rn(v[b][e], rstd) : gn_xhat(v[b][e], mean, rstd);
+            y[e][b] = post_fwd(gn_affine(xhat, gamma[q + e], beta[q + e]), row,
+                               n0 + E::col(q + e), a.st);
+            zt[e][b] = zv[b][e];
+          }
         }
 #pragma unroll
         for (int e = 0; e < VPT; ++e) {
-          const int col = n0 + E::col(q + e);
-          const long long o = (long long)row * N + col;
-          a.out[o] = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[q + e], beta[q + e]), row, col,
-                                     a.st));
-          if (a.z) a.z[o] = to_op(zv[b][e]);
+          stage_block<out_t>(y[e], out_at[q + e], 4 * i0 - r0);
+          if (a.z) stage_block<z_t>(zt[e], z_at[q + e], 4 * i0 - r0);
+        }
+      } else {
+        // (fp32 outputs, their stores from the fragments: statistics from the group's first lane, row by row, as
+        // store_group_stats's array of the block's rstd spilled under these registers: tests/test_compile.py, tf32)
+        const bool first = ((threadIdx.x % 32) / 4) % SPAN == 0;
+#pragma unroll
+        for (int b = 0; b < ROWS_IN_FLIGHT; ++b) {
+          const int row = m0 + E::row(i0 + b);
+          if (row >= M || col0 >= N) continue;
+          const stat_t mean_s = s[b], rstd_s = gn_rstd(m2[b], GW, a.eps);
+          const float mean = (float)mean_s, rstd = (float)rstd_s;
+          if (first && a.mean) {  // (null: not kept for backward)
+            const long long group = (long long)row * G + col0 / GW;
+            a.mean[group] = mean_s;
+            a.rstd[group] = rstd_s;
+          }
+#pragma unroll
+          for (int e = 0; e < VPT; ++e) {
+            const int col = n0 + E::col(q + e);
+            const long long o = (long long)row * N + col;
+            a.out[o] = to_out(post_fwd(gn_affine(gn_xhat(v[b][e], mean, rstd), gamma[q + e], beta[q + e]), row, col,
+                                       a.st));
+            if (a.z) a.z[o] = to_op(zv[b][e]);
+          }
+        }
+      }
+    }
+    if constexpr (STAGE) {
+      if ((i0 + ROWS_IN_FLIGHT) % PASS == 0) {  // the pass staged: out it goes
+        E::fence_async_shared();
+        E::sync_group();
+        if (threadIdx.x % 128 == 0) {
+          const int col0 = n0 + 64 * (int)(threadIdx.x / 128);
+          store_stage<E, out_t>(maps->out, out_buffer, m0, col0, r0);
+          if (a.z) store_stage<E, z_t>(maps->z, z_buffer, m0, col0, r0);
+          E::store_commit();
         }
       }
     }
@@ -2907,12 +3031,14 @@ __global__ void __launch_bounds__(E::THREADS, 1) grad_weight_kernel(SplitK sk, c
 
 // ---- wgmma engine kernels: operands as tensor maps (kernel parameters in constant memory) ----
 // The forward's epilogue on a finished tile: the scales multiplied back, then the plan's group strategy.
-template <class E>
+template <class E, bool STAGED = false>
 __device__ __forceinline__ void wgmma_forward_epilogue(float (&acc)[E::ACC_M][E::ACC_N], float* smem,
-                                                       const ForwardArgs& a, const float* p_scale, const float* r_scale, int N, int m0, int n0) {
+                                                       const ForwardArgs& a, const float* p_scale, const float* r_scale, int N, int m0, int n0,
+                                                       const ForwardMaps* maps = nullptr) {
   (void)smem;
+  (void)maps;
   unscale<E>(acc, p_scale, r_scale, a.M, N, m0, n0);
-  gn_epilogue_fragment_rows<E>(acc, a, a.M, N, m0, n0);
+  gn_epilogue_fragment_rows<E, STAGED>(acc, a, a.M, N, m0, n0, maps, smem);
 }
 
 // z[m, n] = sum_k x[m, k] W[n, k]: P = x's planes, R = W (k contiguous). One tile a block.

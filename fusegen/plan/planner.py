@@ -338,9 +338,8 @@ class Plan:
 
     @property
     def needs_z(self) -> bool:
-        """The forward writes z even when backward will not run: later kernels of the forward read it (or, staged,
-        the persistent forward itself: its GroupNorm reads z back under the next tile's products)."""
-        return self.group_strategy in (TWO_STAGE, ROWS, COLS) or self.forward_staged_stores
+        """The forward writes z even when backward will not run: later kernels of the forward read it."""
+        return self.group_strategy in (TWO_STAGE, ROWS, COLS)
 
     @property
     def gn_affine(self) -> bool:
