@@ -22,9 +22,17 @@ from fusegen.tools.accuracy import draw_input, headline_truths, kink_tolerance_r
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU and nvcc")]
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
-# (batch, input, hidden, groups): tiny, primes, one group, one channel a group, a group wider than a tile, real
+# (batch, input, hidden, groups): tiny, primes, one group, one channel a group, a group wider than a tile, real;
+# and PERSISTENT_FORWARD_SHAPES
 SHAPES = [(1, 8, 8, 2), (3, 17, 24, 3), (37, 200, 160, 10), (64, 1000, 512, 1), (129, 264, 256, 256),
           (16, 1024, 1024, 32), (1024, 1024, 1024, 32), (300, 512, 2048, 8), (512, 4096, 4096, 128)]
+# Layers whose forward has output tiles for every SM, so it runs unsplit, on the persistent wgmma kernel with the
+# GroupNorm on its fragments and out and z staged (Plan.forward_staged_stores): every smaller shape above is split
+# along K (one tile a block), so without these only the headline size ran that kernel. Partial tiles at both edges
+# (1000 and 777 rows; 4104 columns, 8 past a 128-column tile), groups of 8 and 16 channels.
+# (tests/test_schedule.py::test_persistent_forward_shapes_run_unsplit_on_wgmma checks the schedule on the CPU.)
+PERSISTENT_FORWARD_SHAPES = [(1000, 264, 4104, 513), (777, 520, 8192, 512)]
+SHAPES += PERSISTENT_FORWARD_SHAPES
 
 
 # The engines a module's GEMMs may run on, as plan() arguments: mma.sync (planned for sm_80), and on an sm_90

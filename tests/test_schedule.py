@@ -163,6 +163,31 @@ int main() {
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found")
+def test_persistent_forward_shapes_run_unsplit_on_wgmma(tmp_path):
+    """tests/test_gpu_dtypes.py's PERSISTENT_FORWARD_SHAPES reach the persistent 16-bit forward: their forward
+    GEMM is scheduled on wgmma unsplit (the launcher's condition for the persistent kernel) in a bfloat16 module of
+    the group strategy that stages out and z (the GPU tests' module, fixed_sizes off)."""
+    from test_gpu_dtypes import PERSISTENT_FORWARD_SHAPES
+
+    p = fusegen.plan(fusegen.Spec(1024, 1024, 64, dtype="bfloat16"), fixed_sizes=False, arch=fusegen.WGMMA_ARCH)
+    assert p.forward_staged_stores
+    (tmp_path / "kernels.cu").write_text(fusegen.render_cuda(p))
+    (tmp_path / "driver.cu").write_text(DRIVER)
+    r = subprocess.run([NVCC, "-gencode=arch=compute_90a,code=sm_90a", "-O1", str(tmp_path / "driver.cu"), "-o",
+                        str(tmp_path / "driver")], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True)
+    assert r.returncode == 0, r.stdout[-4000:]
+    sizes = [(batch, hidden, input_size) for batch, input_size, hidden, _ in PERSISTENT_FORWARD_SHAPES]
+    out = subprocess.run([str(tmp_path / "driver")], input="".join(f"{m} {n} {k}\n" for m, n, k in sizes),
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.split("\n")
+    for shape, line in zip(PERSISTENT_FORWARD_SHAPES, out):
+        engine, split = (int(v) for v in line.split()[:2])
+        assert (engine, split) == (WGMMA, 1), (shape, line)
+        plan = fusegen.plan(fusegen.Spec(*shape[1:], dtype="bfloat16"), fixed_sizes=False, arch=fusegen.WGMMA_ARCH)
+        assert plan.forward_staged_stores, shape
+
+
 def test_persistent_tile_order_visits_every_tile_once(tmp_path):
     """The persistent GEMMs' tile order (raster() in the rendered launchers, compiled for the host): every output
     tile exactly once, in groups of RASTER_ROWS row tiles (the last group what is left), the row tile fastest
