@@ -3,13 +3,16 @@
 # than the headline: tests/test_gpu_dtypes.py's PERSISTENT_FORWARD_SHAPES (every smaller shape there is split
 # along K, so only the headline ran that kernel; tests/test_schedule.py checks their schedule on the CPU) on the
 # planned wgmma tile and the 128-row one, and the mutation planted in it (gn_staged_stats_row), which must be
-# caught; then the mma.sync module cases (not re-run since session 44).
+# caught; then the mma.sync module cases (not re-run since session 44); then what the chain's last rounding, the
+# store's own in 16 bits, costs the forward (epilogue_variants fwd_last_round_off).
 #   device (kind nvidia-h200): PYTHONPATH=. bash benchmarks/verify_session47.sh
 set -uo pipefail
 source "$(dirname "$0")/device_lib.sh"  # $OUT, the environment, run NAME SECONDS COMMAND...
 run persistent 200 python3 -m pytest -q tests/test_gpu_dtypes.py -k "half_module and wgmma and (1000x264x4104x513 or 777x520x8192x512)"
 run mutation 120 python3 benchmarks/mutations.py --only gn_staged_stats_row --out "$OUT/mutations"
 run mma 250 python3 -m pytest -q tests/test_gpu_dtypes.py -k "half_module and mma"
+run variants 150 python3 benchmarks/epilogue_variants.py --dtype bfloat16 --variants base,fwd_last_round_off
 cat "$OUT/table.txt"
 grep -E "passed|failed|Error" "$OUT/persistent.txt" "$OUT/mma.txt" | tail -n 6
 tail -n 3 "$OUT/mutation.txt" | cut -c1-300
+grep -A 4 "us a step per kernel" "$OUT/variants.txt" | cut -c1-40,60-120
