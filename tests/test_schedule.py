@@ -58,10 +58,8 @@ def _exact(plan, rows, cols, reduce):
         tile_macs <= plan.exact_max_tile_macs
 
 
-@pytest.fixture(scope="module", params=sorted(PLANS))
-def schedules(request, tmp_path_factory):
-    p = PLANS[request.param]()
-    d = tmp_path_factory.mktemp(request.param)
+def _run_driver(p, d, sizes):
+    """plan p's launchers compiled in folder d with DRIVER and asked about sizes (M, N, K): {size: the row}."""
     (d / "kernels.cu").write_text(fusegen.render_cuda(p))
     (d / "driver.cu").write_text(DRIVER)
     arch = "-gencode=arch=compute_90a,code=sm_90a" if p.wgmma else \
@@ -69,10 +67,16 @@ def schedules(request, tmp_path_factory):
     r = subprocess.run([NVCC, arch, "-O1", str(d / "driver.cu"), "-o", str(d / "driver")], cwd=d,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     assert r.returncode == 0, r.stdout[-4000:]
-    sizes = SIZES + [(m, n, k) for m, n, k in itertools.product((1, 33, 200), (64, 640), (8, 9, 100, 4097))]
     out = subprocess.run([str(d / "driver")], input="".join(f"{m} {n} {k}\n" for m, n, k in sizes),
                          stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.split("\n")
-    return p, {s: tuple(int(v) for v in line.split()) for s, line in zip(sizes, out)}
+    return {s: tuple(int(v) for v in line.split()) for s, line in zip(sizes, out)}
+
+
+@pytest.fixture(scope="module", params=sorted(PLANS))
+def schedules(request, tmp_path_factory):
+    p = PLANS[request.param]()
+    sizes = SIZES + [(m, n, k) for m, n, k in itertools.product((1, 33, 200), (64, 640), (8, 9, 100, 4097))]
+    return p, _run_driver(p, tmp_path_factory.mktemp(request.param), sizes)
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
@@ -163,7 +167,6 @@ int main() {
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
-@pytest.mark.skipif(NVCC is None, reason="nvcc not found")
 def test_persistent_forward_shapes_run_unsplit_on_wgmma(tmp_path):
     """tests/test_gpu_dtypes.py's PERSISTENT_FORWARD_SHAPES reach the persistent 16-bit forward: their forward
     GEMM is scheduled on wgmma unsplit (the launcher's condition for the persistent kernel) in a bfloat16 module of
@@ -172,22 +175,15 @@ def test_persistent_forward_shapes_run_unsplit_on_wgmma(tmp_path):
 
     p = fusegen.plan(fusegen.Spec(1024, 1024, 64, dtype="bfloat16"), fixed_sizes=False, arch=fusegen.WGMMA_ARCH)
     assert p.forward_staged_stores
-    (tmp_path / "kernels.cu").write_text(fusegen.render_cuda(p))
-    (tmp_path / "driver.cu").write_text(DRIVER)
-    r = subprocess.run([NVCC, "-gencode=arch=compute_90a,code=sm_90a", "-O1", str(tmp_path / "driver.cu"), "-o",
-                        str(tmp_path / "driver")], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       universal_newlines=True)
-    assert r.returncode == 0, r.stdout[-4000:]
-    sizes = [(batch, hidden, input_size) for batch, input_size, hidden, _ in PERSISTENT_FORWARD_SHAPES]
-    out = subprocess.run([str(tmp_path / "driver")], input="".join(f"{m} {n} {k}\n" for m, n, k in sizes),
-                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.split("\n")
-    for shape, line in zip(PERSISTENT_FORWARD_SHAPES, out):
-        engine, split = (int(v) for v in line.split()[:2])
-        assert (engine, split) == (WGMMA, 1), (shape, line)
+    table = _run_driver(p, tmp_path, [(batch, hidden, input_size)
+                                      for batch, input_size, hidden, _ in PERSISTENT_FORWARD_SHAPES])
+    for shape, row in zip(PERSISTENT_FORWARD_SHAPES, table.values()):
+        assert row[0:2] == (WGMMA, 1), (shape, row)
         plan = fusegen.plan(fusegen.Spec(*shape[1:], dtype="bfloat16"), fixed_sizes=False, arch=fusegen.WGMMA_ARCH)
         assert plan.forward_staged_stores, shape
 
 
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found")
 def test_persistent_tile_order_visits_every_tile_once(tmp_path):
     """The persistent GEMMs' tile order (raster() in the rendered launchers, compiled for the host): every output
     tile exactly once, in groups of RASTER_ROWS row tiles (the last group what is left), the row tile fastest
