@@ -241,11 +241,52 @@ VARIANTS = {
                               [("      const int k = k0 + kt * BK;\n",
                                 "      const int k = k0 + kt * BK;\n" + PREFETCH.replace("PF", str(pf)))])
        for pf in (2, 4, 8)},
+    # What the operands' traffic from L2 costs a sustained step (the card at its power cap: power_clocks.py): every
+    # GEMM's producer loads P (or R) only into the ring's first STAGES stages of a kernel, the consumers reading
+    # those stale stages ever after (the same products on other data)
+    "p_loaded_once": ("nothing but P's loads after the ring's first pass: P's stages stale (2/3 of the forward's "
+                      "operand bytes from L2)",
+                      [("bar_expect_bytes(q.full + s, STAGE_BYTES);",
+                        "bar_expect_bytes(q.full + s, at < STAGES ? STAGE_BYTES : PLANES * R_BYTES);"),
+                       ("char* ps = stage + piece * P_BYTES;\n        if (P_K_FAST) {",
+                        "char* ps = stage + piece * P_BYTES;\n        if (at >= STAGES) {\n        } else if (P_K_FAST) {")]),
+    "r_loaded_once": ("nothing but R's loads after the ring's first pass: R's stages stale (1/3 of the forward's "
+                      "operand bytes from L2)",
+                      [("bar_expect_bytes(q.full + s, STAGE_BYTES);",
+                        "bar_expect_bytes(q.full + s, at < STAGES ? STAGE_BYTES : PLANES * P_BYTES);"),
+                       ("char* rs = stage + PLANES * P_BYTES + piece * R_BYTES;\n        if (R_K_FAST) {",
+                        "char* rs = stage + PLANES * P_BYTES + piece * R_BYTES;\n        if (at >= STAGES) {\n"
+                        "        } else if (R_K_FAST) {")]),
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])
        for n in (2, 4, 16, 65536)},
 }
+
+
+def sustained(paths, x, g, input_size, hidden, groups, dtype, args):
+    """Each variant's no_grad forward and accumulating step back to back for args.sustained seconds: ms a call and
+    the card's SM MHz and W (medians of nvidia-smi's samples), medians over args.rounds rounds."""
+    from power_clocks import median, sampled
+    from step_gaps import steps
+    models = {}
+    for name, path in paths.items():
+        torch.manual_seed(0)
+        models[name] = _import(path).ModelNew(input_size, hidden, groups).cuda().to(dtype)
+    seen = {(name, what): [] for name in models for what in ("forward", "step")}
+    for _ in range(args.rounds):
+        for name, model in models.items():
+            forward, accumulating, _ = steps(model, x, g)
+            for what, call in (("forward", forward), ("step", accumulating)):
+                ms, samples = sampled(call, args.sustained)
+                seen[name, what].append((ms, median([s[0] for s in samples]), median([s[1] for s in samples])))
+    print(f"\nsustained ({args.sustained} s back to back a call, medians over {args.rounds} alternating rounds): "
+          "ms a call, SM MHz, W")
+    print(f"{'variant':<24} {'forward':>8} {'MHz':>6} {'W':>5} {'acc. step':>10} {'MHz':>6} {'W':>5}")
+    for name in models:
+        f = [median([r[j] for r in seen[name, "forward"]]) for j in range(3)]
+        t = [median([r[j] for r in seen[name, "step"]]) for j in range(3)]
+        print(f"{name:<24} {f[0]:8.4f} {f[1]:6.0f} {f[2]:5.0f} {t[0]:10.4f} {t[1]:6.0f} {t[2]:5.0f}", flush=True)
 
 
 def main():
@@ -256,6 +297,11 @@ def main():
     ap.add_argument("--precision", default="3xtf32", help="float32 layers: 3xtf32 (the default), tf32 or fp32")
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--sustained", type=float, default=0.0, metavar="SECONDS",
+                    help="also time each variant's no_grad forward and accumulating step back to back for SECONDS "
+                         "(the card at its power cap, as a training loop runs it: power_clocks.py), in --rounds "
+                         "rounds that alternate the variants")
+    ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--check", metavar="GPU", help="no GPU needed: plan for this GPU name on sm_90, say which "
                     "variants' texts the module holds, and stop")
     args = ap.parse_args()
@@ -293,6 +339,8 @@ def main():
         torch.manual_seed(0)
         model = _import(path).ModelNew(input_size, hidden, groups).cuda().to(dtype)
         table[name] = step_kernel_times(model, x, g, args.reps, by_launch=True)
+    if args.sustained:
+        sustained(paths, x, g, input_size, hidden, groups, dtype, args)
     kernels = sorted({k for t in table.values() for k in t}, key=lambda k: -table["base"].get(k, (0,))[0]
                      if "base" in table else k)
     print(f"\n{torch.cuda.get_device_name()}, {args.dtype}, batch {args.batch}, init {args.init}: us a step per "
