@@ -9,6 +9,11 @@ against the current one.
 launch order) and prints the two side by side: which kernel a difference comes from. --kernel-rounds profiles
 them in that many alternating rounds and prints each kernel's median (one profile of A, then one of B, put
 whatever drifts between the two on B: a kernel both ran alike moved by 1-3%).
+
+--sustained S also runs each module's no_grad forward and its accumulating step (x requiring its gradient too)
+back to back for S seconds, in --sustained-rounds alternating rounds: ms a call with the card's SM clock and power
+(power_clocks.py). A step that runs for seconds runs at the card's power cap, where time follows energy, not the
+profiled kernels' time at full clock.
 """
 import argparse
 import pathlib
@@ -33,6 +38,8 @@ def main(argv=None):
     ap.add_argument("--inner", type=int, default=5)
     ap.add_argument("--kernels", action="store_true", help="also each step's kernels side by side (us)")
     ap.add_argument("--kernel-rounds", type=int, default=1, help="alternating profiles of A and B (medians)")
+    ap.add_argument("--sustained", type=float, default=0.0, metavar="SECONDS")
+    ap.add_argument("--sustained-rounds", type=int, default=3)
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
                     help="the modules' element type (the layer, its input and gradient cast to it)")
     args = ap.parse_args(argv)
@@ -72,6 +79,34 @@ def main(argv=None):
             a, b = (rows[label].get(name, 0.0) for label in ("A", "B"))
             print(f"{name[:90]:<90} {a:8.1f} {b:8.1f}")
         print(f"{'total':<90} {sum(rows['A'].values()):8.1f} {sum(rows['B'].values()):8.1f}")
+    if args.sustained:
+        sustained(models, x, g, args)
+
+
+def sustained(models, x, g, args):
+    from power_clocks import median, sampled  # (beside this script)
+    xg = x.clone().requires_grad_()
+    seen = {(label, what): [] for label in models for what in ("forward", "step")}
+    for _ in range(args.sustained_rounds):
+        for label, model in models.items():
+            def forward():
+                with torch.no_grad():
+                    model(xg)
+
+            def step():
+                model(xg).backward(g)
+            for what, call in (("forward", forward), ("step", step)):
+                ms, samples = sampled(call, args.sustained)
+                seen[label, what].append((ms, median([s[0] for s in samples]), median([s[1] for s in samples])))
+    print(f"sustained: {args.sustained} s back to back a call, medians of {args.sustained_rounds} alternating rounds "
+          "(ms a call, SM MHz, W)")
+    rows = {key: [median([r[j] for r in runs]) for j in range(3)] for key, runs in seen.items()}
+    for label in models:
+        f, t = rows[label, "forward"], rows[label, "step"]
+        print(f"{label}  forward {f[0]:.4f} ms {f[1]:5.0f} MHz {f[2]:4.0f} W   accumulating step {t[0]:.4f} ms "
+              f"{t[1]:5.0f} MHz {t[2]:4.0f} W")
+    print(f"B / A sustained: forward {rows['B', 'forward'][0] / rows['A', 'forward'][0]:.3f}, accumulating step "
+          f"{rows['B', 'step'][0] / rows['A', 'step'][0]:.3f}")
 
 
 if __name__ == "__main__":
