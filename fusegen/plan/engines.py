@@ -97,13 +97,10 @@ class MmaTile:
 class WgmmaTile:
     """Hopper engine (sm_90a, wgmma TF32 + TMA): a block_m x block_n output tile, block_m rows from the pre-split
     operand (wgmma's n) and block_n columns from the raw one (64 per consumer warpgroup, wgmma's m); 32 of
-    the reduction per stage of a `stages`-deep ring of bulk tensor copies. One producer warpgroup.
-    `cluster`: the 16-bit engine's persistent GEMMs in clusters of this many blocks, side by side along the output's
-    columns, each loading a share of the P tile they all read and multicasting it to the others."""
+    the reduction per stage of a `stages`-deep ring of bulk tensor copies. One producer warpgroup."""
     block_m: int = 128
     block_n: int = 128
     stages: int = 4
-    cluster: int = 1
     block_k = 32  # one 128-byte swizzle row of fp32 (fixed by the layout)
     SMEM_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_90
 
@@ -114,11 +111,6 @@ class WgmmaTile:
             raise ValueError(f"block_m must be a multiple of 32 from 32 to 256 (wgmma's n), got {self.block_m}")
         if self.stages < 2:
             raise ValueError(f"the pipeline needs at least 2 stages, got {self.stages}")
-        if self.cluster not in (1, 2):
-            raise ValueError(f"cluster must be 1 or 2 blocks, got {self.cluster}")
-        if self.cluster == 2 and self.block_m % 128:
-            raise ValueError(f"clusters of two share P's tile in 64-row boxes, half a tile each: block_m a multiple "
-                             f"of 128, got {self.block_m}")
 
     @property
     def threads(self) -> int:
@@ -135,7 +127,7 @@ class WgmmaTile:
 
     @property
     def name(self) -> str:
-        return f"m{self.block_m}n{self.block_n}s{self.stages}" + (f"c{self.cluster}" if self.cluster > 1 else "")
+        return f"m{self.block_m}n{self.block_n}s{self.stages}"
 
 
 ENGINES = {GemmTile: "simt_fp32", MmaTile: "mma_tf32", WgmmaTile: "wgmma_tf32"}  # tile type -> mainloop

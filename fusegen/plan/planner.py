@@ -39,11 +39,6 @@ HALF_TILE = MmaTile(block_k=64)
 # a flop than 128 x 128 ones; measured on the H200 at the headline, bf16: 0.993 against 1.148 ms forward+backward
 # (tests/gpu-results/h200-2026-11-25-s16, run 17). The default where the tuning table has no entry.
 HALF_WGMMA_TILE = WgmmaTile(block_m=256, block_n=128, stages=4)
-# The 16-bit engine's persistent GEMMs in clusters of two blocks sharing P's tile by multicast, where the planner
-# picks the tile (a tile passed in keeps its own). A training step runs at the card's power cap (~690 W, SM clock
-# ~1600 MHz against 1980), and the operands' bytes from L2 are much of its energy: P loaded once a ring pass ran
-# the bf16 headline's sustained step 0.842 -> 0.780 ms (benchmarks/verify_session47c.sh, perf notes v0.47).
-HALF_CLUSTER = 2
 # tf32 on sm_90: the wgmma GEMMs read fp16 planes of the fp32 operands, each row of a plane divided by a power of
 # two (Plan.plane): the same 11-bit significand as TF32, the range fp32's, at the 16-bit engine's rate (k16 a
 # wgmma, twice TF32's k8).
@@ -565,7 +560,7 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     if tile is not None and not isinstance(tile, allowed):
         raise TypeError(f"precision {spec.precision} runs on {' or '.join(c.__name__ for c in allowed)}s, "
                         f"got a {type(tile).__name__}")
-    tuned_for, picked = "", tile is None
+    tuned_for = ""
     if tile is None and gpu:
         found = lookup(spec, gpu, batch)
         tile = {mainloop: cls for cls, mainloop in ENGINES.items()}[found[0]](**found[1]) if found else None
@@ -593,8 +588,6 @@ def plan(spec: Spec, *, fixed_sizes: bool = True, tile: Union[GemmTile, MmaTile,
     timed_on = tuned_mainloop(spec, gpu, batch) if tuned_for else ""
     if tuned_for and isinstance(tile, WgmmaTile) and timed_on != mainloop and (timed_on or plane is not None):
         tile, tuned_for = wgmma_tile, ""
-    if picked and half and isinstance(tile, WgmmaTile) and tile.block_m % 128 == 0:
-        tile = dataclasses.replace(tile, cluster=HALF_CLUSTER)
     planes = _plane_count(spec.precision, scaled)  # (Plan.pieces)
     split = spec.precision != TF32 and not half  # (the 3xTF32 wgmma engine stages two planes of its operand)
     need = (tile.plane_smem_bytes(planes) if planes else tile.smem_bytes(split)) if isinstance(tile, WgmmaTile) else 0
