@@ -63,6 +63,19 @@ PREFETCH = """      if constexpr (PLANES == 1) {
 """
 
 
+# the consumers' issue of a k tile's products (mainloop_wgmma_half's step) and the padding mainloop_pad_N puts after it
+MAINLOOP_ISSUE = ("    issue<R_K_FAST, P_K_FAST>(q, (pos + kt) % STAGES, acc, kt % (PROMOTE_TILES ? PROMOTE_TILES : k_tiles) "
+                  "== 0);\n")
+MAINLOOP_PAD = """    {
+      unsigned v = threadIdx.x + kt;
+#pragma unroll
+      for (int i = 0; i < PAD; ++i)
+        asm volatile("shf.l.wrap.b32 %0, %0, %0, 5;\\n\\txor.b32 %0, %0, %1;" : "+r"(v) : "r"(0x9E3779B9u * (i + 1)));
+      asm volatile("" ::"r"(v));
+    }
+"""
+
+
 def gn_geometry(ch, blocks, rows, waves=1):
     """The one-pass GroupNorm backward of a 16-bit module at ch channels a thread, blocks an SM, rows in flight and
     chunks for `waves` waves of blocks."""
@@ -257,6 +270,12 @@ VARIANTS = {
                        ("char* rs = stage + PLANES * P_BYTES + piece * R_BYTES;\n        if (R_K_FAST) {",
                         "char* rs = stage + PLANES * P_BYTES + piece * R_BYTES;\n        if (at >= STAGES) {\n"
                         "        } else if (R_K_FAST) {")]),
+    # What instructions cost a sustained step: each consumer warp runs PAD extra dependent integer instructions
+    # (a rotate and an xor each, ~2 SASS instructions) a k tile, while that k tile's products run; in a profile
+    # they hide under the products, at the power cap they cost their energy
+    **{f"mainloop_pad_{n}": (f"nothing: {n} rotate-xor pairs a consumer warp a k tile, beside the products",
+                             [(MAINLOOP_ISSUE, MAINLOOP_ISSUE + MAINLOOP_PAD.replace("PAD", str(n)))])
+       for n in (32, 64)},
     # the persistent GEMMs' tile order: row tiles in groups of RASTER_ROWS (65536: the row tile fastest over all)
     **{f"raster_{n}": (f"nothing: groups of {n} row tiles", [("constexpr int RASTER_ROWS = 8;",
                                                                 f"constexpr int RASTER_ROWS = {n};")])
