@@ -84,23 +84,10 @@ def main(argv=None):
 
 
 def sustained(models, x, g, args):
-    from power_clocks import median, sampled  # (beside this script)
-    xg = x.clone().requires_grad_()
-    seen = {(label, what): [] for label in models for what in ("forward", "step")}
-    for _ in range(args.sustained_rounds):
-        for label, model in models.items():
-            def forward():
-                with torch.no_grad():
-                    model(xg)
-
-            def step():
-                model(xg).backward(g)
-            for what, call in (("forward", forward), ("step", step)):
-                ms, samples = sampled(call, args.sustained)
-                seen[label, what].append((ms, median([s[0] for s in samples]), median([s[1] for s in samples])))
+    from power_clocks import sustained_rounds  # (beside this script)
+    rows = sustained_rounds(models, x.clone().requires_grad_(), g, args.sustained, args.sustained_rounds)
     print(f"sustained: {args.sustained} s back to back a call, medians of {args.sustained_rounds} alternating rounds "
           "(ms a call, SM MHz, W)")
-    rows = {key: [median([r[j] for r in runs]) for j in range(3)] for key, runs in seen.items()}
     for label in models:
         f, t = rows[label, "forward"], rows[label, "step"]
         print(f"{label}  forward {f[0]:.4f} ms {f[1]:5.0f} MHz {f[2]:4.0f} W   accumulating step {t[0]:.4f} ms "

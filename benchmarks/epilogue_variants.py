@@ -286,25 +286,17 @@ VARIANTS = {
 def sustained(paths, x, g, input_size, hidden, groups, dtype, args):
     """Each variant's no_grad forward and accumulating step back to back for args.sustained seconds: ms a call and
     the card's SM MHz and W (medians of nvidia-smi's samples), medians over args.rounds rounds."""
-    from power_clocks import median, sampled
-    from step_gaps import steps
+    from power_clocks import sustained_rounds
     models = {}
     for name, path in paths.items():
         torch.manual_seed(0)
         models[name] = _import(path).ModelNew(input_size, hidden, groups).cuda().to(dtype)
-    seen = {(name, what): [] for name in models for what in ("forward", "step")}
-    for _ in range(args.rounds):
-        for name, model in models.items():
-            forward, accumulating, _ = steps(model, x, g)
-            for what, call in (("forward", forward), ("step", accumulating)):
-                ms, samples = sampled(call, args.sustained)
-                seen[name, what].append((ms, median([s[0] for s in samples]), median([s[1] for s in samples])))
+    rows = sustained_rounds(models, x, g, args.sustained, args.rounds)
     print(f"\nsustained ({args.sustained} s back to back a call, medians over {args.rounds} alternating rounds): "
           "ms a call, SM MHz, W")
     print(f"{'variant':<24} {'forward':>8} {'MHz':>6} {'W':>5} {'acc. step':>10} {'MHz':>6} {'W':>5}")
     for name in models:
-        f = [median([r[j] for r in seen[name, "forward"]]) for j in range(3)]
-        t = [median([r[j] for r in seen[name, "step"]]) for j in range(3)]
+        f, t = rows[name, "forward"], rows[name, "step"]
         print(f"{name:<24} {f[0]:8.4f} {f[1]:6.0f} {f[2]:5.0f} {t[0]:10.4f} {t[1]:6.0f} {t[2]:5.0f}", flush=True)
 
 

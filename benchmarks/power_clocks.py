@@ -66,6 +66,20 @@ def sampled(call, seconds):
     return start.elapsed_time(end) / calls, rows[len(rows) // 5:]  # (the first fifth: still warming)
 
 
+def sustained_rounds(models, x, g, seconds, rounds):
+    """{(label, "forward" or "step"): (ms a call, SM MHz, W)}: each model's no_grad forward and accumulating step
+    (step_gaps.steps on x, g) back to back for `seconds`, in `rounds` rounds that alternate the models; medians
+    (ab_modules.py and epilogue_variants.py --sustained)."""
+    seen = {(label, what): [] for label in models for what in ("forward", "step")}
+    for _ in range(rounds):
+        for label, model in models.items():
+            forward, accumulating, _ = steps(model, x, g)
+            for what, call in (("forward", forward), ("step", accumulating)):
+                ms, samples = sampled(call, seconds)
+                seen[label, what].append((ms, median([s[0] for s in samples]), median([s[1] for s in samples])))
+    return {key: tuple(median([r[j] for r in runs]) for j in range(3)) for key, runs in seen.items()}
+
+
 def kernel_ms(call, reps=5):
     return sum(e.time_range.elapsed_us() for e in gpu_events(call, reps)) / reps / 1000
 
