@@ -7,20 +7,17 @@ the layer has them (x @ W^T; dz @ W; dz^T @ x), each as TFLOP/s of its 2*M*N*K.
 import argparse
 import pathlib
 import sys
-import tempfile
 
 import torch
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import fusegen  # noqa: E402
-from fusegen.codegen import write_module  # noqa: E402
-from fusegen.tools.accuracy import ReferenceLayer  # noqa: E402
-from fusegen.tools.tune import _build_all, _import, time_ms  # noqa: E402
+from fusegen.tools.tune import time_ms  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from kernel_times import step_kernel_times  # noqa: E402
+from step_gaps import headline_layers  # noqa: E402
 
 
 def cublas_gemms(m, k, n, dt, reps):
@@ -46,35 +43,17 @@ def main():
     k, n, groups = (int(v) for v in args.init.split(","))
     m = args.batch
     gpu = torch.cuda.get_device_name()
-    workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-gemm-peers-"))
-    dtypes = args.dtypes.split(",")
-    paths = {d: write_module(fusegen.plan(fusegen.Spec(k, n, groups, dtype=d), gpu=gpu,
-                                          arch=torch.cuda.get_device_capability(), batch=m), workdir)
-             for d in dtypes}
-    failed = _build_all(list(paths.values()), len(paths))
-    if failed:
-        raise SystemExit(f"builds failed: {failed}")
+    modes = {d: dict(dtype=d) for d in args.dtypes.split(",")}
     summary = []
-    for d in dtypes:
-        dt = getattr(torch, d)
-        torch.manual_seed(0)
-        models = {"fusegen": _import(paths[d]).ModelNew(k, n, groups).cuda().to(dt)}
-        torch.manual_seed(0)
-        models["eager"] = ReferenceLayer(k, n, groups).cuda().to(dt)
-        if args.compile:
-            models[f"compile {args.compile}"] = torch.compile(ReferenceLayer(k, n, groups).cuda().to(dt),
-                                                              mode=args.compile)
-        gen = torch.Generator(device="cuda").manual_seed(1)
-        x = torch.randn(m, k, device="cuda", generator=gen).to(dt).requires_grad_()
-        g = torch.randn(m, n, device="cuda", generator=gen).to(dt)
-        for name, model in models.items():
-            rows = step_kernel_times(model, x, g, args.reps, by_launch=True)
-            total = sum(us for us, _ in rows.values())
-            print(f"\n{d} {name}: a fresh-grads step's kernels, us (total {total:.1f})")
-            for kname, (us, _) in sorted(rows.items(), key=lambda kv: -kv[1][0]):
-                print(f"  {us:8.1f}  {kname[:110]}")
-            summary.append((d, name, total))
-        for gname, (ms, tflops) in cublas_gemms(m, k, n, dt, args.reps).items():
+    for d, name, model, x, g in headline_layers(modes, k, n, groups, m, args.compile):
+        rows = step_kernel_times(model, x, g, args.reps, by_launch=True)
+        total = sum(us for us, _ in rows.values())
+        print(f"\n{d} {name}: a fresh-grads step's kernels, us (total {total:.1f})")
+        for kname, (us, _) in sorted(rows.items(), key=lambda kv: -kv[1][0]):
+            print(f"  {us:8.1f}  {kname[:110]}")
+        summary.append((d, name, total))
+    for d in modes:
+        for gname, (ms, tflops) in cublas_gemms(m, k, n, getattr(torch, d), args.reps).items():
             print(f"{d} cuBLAS {gname}: {ms * 1e3:.1f} us, {tflops:.0f} TFLOP/s")
             summary.append((d, "cuBLAS " + gname, ms * 1e3))
     print(f"\n{gpu}, batch {m}, {k} -> {n}, {groups} groups (us)")

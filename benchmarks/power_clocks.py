@@ -13,7 +13,6 @@ import argparse
 import pathlib
 import subprocess
 import sys
-import tempfile
 import time
 
 import torch
@@ -22,11 +21,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-import fusegen  # noqa: E402
-from fusegen.codegen import write_module  # noqa: E402
-from fusegen.tools.accuracy import ReferenceLayer  # noqa: E402
-from fusegen.tools.tune import _build_all, _import  # noqa: E402
-from step_gaps import gpu_events, steps  # noqa: E402
+from step_gaps import gpu_events, headline_layers, steps  # noqa: E402
 
 FIELDS = "clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active"
 # clocks_event_reasons bits (nvidia-smi --help-query-gpu)
@@ -96,40 +91,24 @@ def main():
     gpu = torch.cuda.get_device_name()
     print(subprocess.run(["nvidia-smi", "--query-gpu=name,power.limit,power.max_limit,clocks.max.sm,clocks.sm",
                           "--format=csv"], capture_output=True, text=True).stdout)
-    workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-power-"))
-    dtypes = args.dtypes.split(",")
-    paths = {d: write_module(fusegen.plan(fusegen.Spec(k, n, groups, dtype=d), gpu=gpu,
-                                          arch=torch.cuda.get_device_capability(), batch=m), workdir)
-             for d in dtypes}
-    failed = _build_all(list(paths.values()), len(paths))
-    if failed:
-        raise SystemExit(f"builds failed: {failed}")
+    modes = {d: dict(dtype=d) for d in args.dtypes.split(",")}
     rows = []
-    for d in dtypes:
-        dt = getattr(torch, d)
-        torch.manual_seed(0)
-        models = {"fusegen": _import(paths[d]).ModelNew(k, n, groups).cuda().to(dt)}
-        torch.manual_seed(0)
-        models["eager"] = ReferenceLayer(k, n, groups).cuda().to(dt)
-        gen = torch.Generator(device="cuda").manual_seed(1)
-        x = torch.randn(m, k, device="cuda", generator=gen).to(dt).requires_grad_()
-        g = torch.randn(m, n, device="cuda", generator=gen).to(dt)
-        for name, model in models.items():
-            forward, accumulating, _ = steps(model, x, g)
-            for what, call in (("accumulating step", accumulating), ("forward", forward)):
-                time.sleep(1.0)  # an idle card first, as a profile after a synchronization sees it
-                cold = kernel_ms(call)
-                ms, samples = sampled(call, args.seconds)
-                warm = kernel_ms(call)
-                seen = 0
-                for s in samples:
-                    seen |= s[3]
-                reasons = ", ".join(v for bit, v in REASONS.items() if seen & bit) or "none"
-                share = {v: sum(1 for s in samples if s[3] & bit) / max(1, len(samples))
-                         for bit, v in REASONS.items() if seen & bit}
-                rows.append((d, name, what, ms, cold, warm, median([s[0] for s in samples]),
-                             median([s[1] for s in samples]), median([s[2] for s in samples]), reasons, share))
-                print(rows[-1], flush=True)
+    for d, name, model, x, g in headline_layers(modes, k, n, groups, m):
+        forward, accumulating, _ = steps(model, x, g)
+        for what, call in (("accumulating step", accumulating), ("forward", forward)):
+            time.sleep(1.0)  # an idle card first, as a profile after a synchronization sees it
+            cold = kernel_ms(call)
+            ms, samples = sampled(call, args.seconds)
+            warm = kernel_ms(call)
+            seen = 0
+            for s in samples:
+                seen |= s[3]
+            reasons = ", ".join(v for bit, v in REASONS.items() if seen & bit) or "none"
+            share = {v: sum(1 for s in samples if s[3] & bit) / max(1, len(samples))
+                     for bit, v in REASONS.items() if seen & bit}
+            rows.append((d, name, what, ms, cold, warm, median([s[0] for s in samples]),
+                         median([s[1] for s in samples]), median([s[2] for s in samples]), reasons, share))
+            print(rows[-1], flush=True)
     print(f"\n{gpu}, batch {m}, {k} -> {n}, {groups} groups; sustained: {args.seconds} s back to back "
           "(nvidia-smi every 50 ms, the first fifth dropped); kernels: 5 calls profiled after 1 s idle (cold) and "
           "right after the sustained run (warm)")

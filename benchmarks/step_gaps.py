@@ -142,6 +142,35 @@ def parse_mode(word):
     return word, dict(dtype=dtype, **({"precision": precision} if precision else {}))
 
 
+def headline_layers(modes, k, n, groups, m, compile_mode=""):
+    """[(mode, layer name, model, x, g)] for each mode ({label: Spec keyword arguments}): fusegen's module (rendered
+    and built for this GPU), eager's reference and, with compile_mode, torch.compile's, all with the same weights,
+    on one x (requiring its gradient) and one output gradient g in the mode's dtype. Every mode's layers alive at
+    once, so that timing rounds can alternate them."""
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-layers-"))
+    paths = {d: write_module(fusegen.plan(fusegen.Spec(k, n, groups, **kw), gpu=torch.cuda.get_device_name(),
+                                          arch=torch.cuda.get_device_capability(), batch=m), workdir)
+             for d, kw in modes.items()}
+    failed = _build_all(list(paths.values()), len(paths))
+    if failed:
+        raise SystemExit(f"builds failed: {failed}")
+    layers = []
+    for d, kw in modes.items():
+        dt = getattr(torch, kw["dtype"])
+        torch.manual_seed(0)
+        models = {"fusegen": _import(paths[d]).ModelNew(k, n, groups).cuda().to(dt)}
+        torch.manual_seed(0)
+        models["eager"] = ReferenceLayer(k, n, groups).cuda().to(dt)
+        if compile_mode:
+            models[f"compile {compile_mode}"] = torch.compile(ReferenceLayer(k, n, groups).cuda().to(dt),
+                                                              mode=compile_mode)
+        gen = torch.Generator(device="cuda").manual_seed(1)
+        x = torch.randn(m, k, device="cuda", generator=gen).to(dt).requires_grad_()
+        g = torch.randn(m, n, device="cuda", generator=gen).to(dt)
+        layers += [(d, name, model, x, g) for name, model in models.items()]
+    return layers
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtypes", default="bfloat16,float16")
@@ -163,28 +192,8 @@ def main():
     k, n, groups = (int(v) for v in args.init.split(","))
     m = args.batch
     gpu = torch.cuda.get_device_name()
-    workdir = pathlib.Path(tempfile.mkdtemp(prefix="fusegen-gaps-"))
     modes = dict(parse_mode(w) for w in args.dtypes.split(","))
-    paths = {d: write_module(fusegen.plan(fusegen.Spec(k, n, groups, **kw), gpu=gpu,
-                                          arch=torch.cuda.get_device_capability(), batch=m), workdir)
-             for d, kw in modes.items()}
-    failed = _build_all(list(paths.values()), len(paths))
-    if failed:
-        raise SystemExit(f"builds failed: {failed}")
-    layers = []  # (mode, layer name, model, x, g): every mode's layers alive at once, so that rounds can alternate
-    for d, kw in modes.items():
-        dt = getattr(torch, kw["dtype"])
-        torch.manual_seed(0)
-        models = {"fusegen": _import(paths[d]).ModelNew(k, n, groups).cuda().to(dt)}
-        torch.manual_seed(0)
-        models["eager"] = ReferenceLayer(k, n, groups).cuda().to(dt)
-        if args.compile:
-            models[f"compile {args.compile}"] = torch.compile(ReferenceLayer(k, n, groups).cuda().to(dt),
-                                                              mode=args.compile)
-        gen = torch.Generator(device="cuda").manual_seed(1)
-        x = torch.randn(m, k, device="cuda", generator=gen).to(dt).requires_grad_()
-        g = torch.randn(m, n, device="cuda", generator=gen).to(dt)
-        layers += [(d, name, model, x, g) for name, model in models.items()]
+    layers = headline_layers(modes, k, n, groups, m, args.compile)
     # each round times every layer in turn (the card's clocks drift under sustained load: with one round the layers
     # timed last run on the warmest card); the figures are medians over the rounds
     timed = {(d, name): [] for d, name, *_ in layers}
