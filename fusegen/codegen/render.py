@@ -211,36 +211,30 @@ def render_command(p: Plan) -> str:
     """The command line that regenerates this plan's module (tiles: from the tuning table)."""
     s = p.spec
     if s.interface is not None:
-        cmd = f"fusegen from-model {s.interface.source}"
-        if s.precision != Spec.precision:
-            cmd += f" --precision {s.precision}"
-        if s.dtype != FLOAT32.name:
-            cmd += f" --dtype {s.dtype}"
-        if s.autocast:
-            cmd += f" --autocast {s.autocast}"
-        if p.tuned_for:
-            cmd += f' --gpu "{p.tuned_for}"'
-        elif p.wgmma:
-            cmd += " --arch 9.0"
-        return cmd + _planes_flag(p)
+        return f"fusegen from-model {s.interface.source}" + _type_flags(s) + _target_flags(p)
     cmd = f"fusegen render --input {s.input_size} --hidden {s.hidden_size} --groups {s.num_groups}"
     if s.eps != Spec.eps:
         cmd += f" --eps {s.eps!r}"
     if s.negative_slope != Spec.negative_slope:
         cmd += f" --negative-slope {s.negative_slope!r}"
-    if s.precision != Spec.precision:
-        cmd += f" --precision {s.precision}"
-    if s.dtype != FLOAT32.name:
-        cmd += f" --dtype {s.dtype}"
-    if s.autocast:
-        cmd += f" --autocast {s.autocast}"
+    cmd += _type_flags(s)
     if not p.fixed_sizes:
         cmd += " --dynamic-sizes"
-    if p.tuned_for:
-        cmd += f' --gpu "{p.tuned_for}"'
-    elif p.wgmma:
-        cmd += " --arch 9.0"
-    return cmd + _planes_flag(p)
+    return cmd + _target_flags(p)
+
+
+def _type_flags(s: Spec) -> str:
+    """--precision, --dtype and --autocast where the spec's differ from the defaults."""
+    return ((f" --precision {s.precision}" if s.precision != Spec.precision else "")
+            + (f" --dtype {s.dtype}" if s.dtype != FLOAT32.name else "")
+            + (f" --autocast {s.autocast}" if s.autocast else ""))
+
+
+def _target_flags(p: Plan) -> str:
+    """The GPU the plan was tuned for (else --arch 9.0 for a wgmma plan), then --planes where it is not the
+    default."""
+    target = f' --gpu "{p.tuned_for}"' if p.tuned_for else " --arch 9.0" if p.wgmma else ""
+    return target + _planes_flag(p)
 
 
 def _docstring_safe(text: str) -> str:
