@@ -1,6 +1,7 @@
-"""Is a 16-bit step's GPU time ours to cut? Every kernel of one forward+backward step (gradients set to None), for
-fusegen, eager and torch.compile side by side, and cuBLAS's time for the layer's three GEMMs alone in the layouts
-the layer has them (x @ W^T; dz @ W; dz^T @ x), each as TFLOP/s of its 2*M*N*K.
+"""Is a 16-bit step's GPU time ours to cut? Every kernel of one forward+backward step (the parameters' gradients
+set to None, x's accumulating: its add shows) for fusegen, eager and torch.compile side by side, and cuBLAS's time
+for the layer's three GEMMs alone in the layouts the layer has them (x @ W^T; dz @ W; dz^T @ x), each as TFLOP/s
+of its 2*M*N*K.
 
     device: PYTHONPATH=. python3 benchmarks/gemm_peers.py [--dtypes bfloat16,float16] [--compile max-autotune-no-cudagraphs]
 """
